@@ -1,0 +1,1 @@
+"""Course tooling: parse lessons, build notebooks, grade submissions."""

@@ -1,0 +1,28 @@
+"""Command line: `python -m grader {build,grade,check}`."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import build
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m grader", description="Course tooling: build notebooks, grade them.")
+    sub = top.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="lessons/*.qmd -> exercises/ and solutions/ notebooks")
+    b.add_argument("--check", action="store_true", help="exit 1, naming the stale file, if committed notebooks differ")
+    b.add_argument("--no-execute", action="store_true", help="do not execute the solution notebook")
+    b.add_argument("--timeout", type=int, default=600, help="seconds per cell when executing (default 600)")
+    b.add_argument("--root", help=argparse.SUPPRESS)
+    b.set_defaults(func=build.main)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,354 @@
+"""Parse a lesson (`lessons/*.qmd`) into an ordered list of cells.
+
+The lesson is the single source of truth. This module reads it the way Quarto would, without
+Quarto: markdown-it-py finds the fenced code blocks (so a `:::` inside code is never mistaken for a
+div), YAML reads the front matter and the `#|` cell options, and a small scanner follows Pandoc's
+fenced divs (`::: {.class key="value"}` ... `:::`) to know which content belongs to the answer
+edition only and where the free-text questions and reference answers are.
+
+Conventions (see AUTHORING.md):
+- ```{python} cells; `#| course_role:` is one of ROLES, `#| course_id:` names graded cells;
+- `::: {.course-question course_id="Q1"}`: a free-text question (both editions);
+- `::: {.course-reference course_id="Q1"}`: its reference answer, only inside an answer-only block;
+- `::: {.content-visible when-profile="answer"}`: answer-edition-only content.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from markdown_it import MarkdownIt
+
+ROLES = ("exercise", "solution", "check", "gpu")
+QUESTION_CLASS = "course-question"
+REFERENCE_CLASS = "course-reference"
+BLANK = "______"
+
+# Cell options Quarto itself understands: they stay in the code as `#|` lines, exactly as
+# `quarto convert` leaves them. Every other option moves into the notebook cell's metadata.
+QUARTO_OPTIONS = frozenset(
+    """label eval echo output include warning error message code-fold code-summary code-overflow
+    code-line-numbers fig-cap fig-alt fig-width fig-height fig-align fig-dpi fig-format fig-subcap
+    fig-pos fig-env layout layout-ncol layout-nrow tbl-cap tbl-subcap tbl-colwidths classes
+    panel column""".split()
+)
+
+_DIV_OPEN = re.compile(r"^(?P<colons>:{3,})\s*(?:\{(?P<attrs>[^}]*)\}|(?P<bare>[\w-]+))\s*$")
+_DIV_CLOSE = re.compile(r"^:{3,}\s*$")
+_ATTR = re.compile(r"""\s*(?:\.(?P<cls>[\w-]+)|\#(?P<id>[\w-]+)|(?P<key>[\w-]+)=(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s"']+)))""")
+_OPTION_LINE = re.compile(r"^#\|\s?(.*)$")
+_HEADING = re.compile(r"^#{1,3}\s")
+
+
+class LessonError(ValueError):
+    """A lesson that breaks the authoring conventions; the message starts with `file:line:`."""
+
+
+@dataclass(frozen=True)
+class Div:
+    classes: tuple[str, ...]
+    attrs: dict
+    line: int
+
+    @property
+    def answer_only(self) -> bool:
+        if "content-visible" in self.classes and self.attrs.get("when-profile") == "answer":
+            return True
+        return "content-hidden" in self.classes and self.attrs.get("unless-profile") == "answer"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One notebook-sized piece of a lesson.
+
+    kind: "markdown" or "code" (executable Python). role/course_id come from `#|` options for code
+    cells and from the div for questions ("question") and reference answers ("reference").
+    """
+
+    kind: str
+    source: str
+    line: int
+    answer_only: bool = False
+    role: str | None = None
+    course_id: str | None = None
+    options: dict = field(default_factory=dict)
+
+    @property
+    def code(self) -> str:
+        """Code without any `#|` option lines."""
+        return strip_options(self.source)
+
+    @property
+    def executes(self) -> bool:
+        return self.kind == "code" and self.options.get("eval", True) is not False
+
+
+@dataclass(frozen=True)
+class Lesson:
+    name: str
+    path: Path
+    title: str
+    cells: tuple[Cell, ...]
+
+    def find(self, role: str, course_id: str | None = None) -> list[Cell]:
+        return [c for c in self.cells if c.role == role and (course_id is None or c.course_id == course_id)]
+
+    def exercise(self, course_id: str) -> Cell:
+        return _one(self.find("exercise", course_id), f"exercise {course_id!r}")
+
+    def solution(self, course_id: str) -> Cell:
+        return _one(self.find("solution", course_id), f"solution {course_id!r}")
+
+    def reference(self, course_id: str) -> Cell:
+        return _one(self.find("reference", course_id), f"reference answer {course_id!r}")
+
+    @property
+    def exercise_ids(self) -> list[str]:
+        return [c.course_id for c in self.find("exercise")]
+
+    @property
+    def question_ids(self) -> list[str]:
+        return [c.course_id for c in self.find("question")]
+
+    def student_cells(self) -> list[Cell]:
+        """What the student edition contains: everything not marked answer-only."""
+        return [c for c in self.cells if not c.answer_only]
+
+
+def _one(cells: list[Cell], what: str) -> Cell:
+    if len(cells) != 1:
+        raise KeyError(f"expected exactly one {what}, found {len(cells)}")
+    return cells[0]
+
+
+def strip_options(source: str) -> str:
+    lines = source.splitlines()
+    while lines and _OPTION_LINE.match(lines[0]):
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+def parse_attrs(text: str) -> tuple[tuple[str, ...], dict]:
+    """Pandoc attributes `{.a .b #id key="v"}` (without braces) -> (classes, attrs)."""
+    classes, attrs, pos = [], {}, 0
+    text = text.strip()
+    while pos < len(text):
+        m = _ATTR.match(text, pos)
+        if not m or m.end() == pos:
+            raise ValueError(f"cannot read attribute near {text[pos:]!r}")
+        if m["cls"]:
+            classes.append(m["cls"])
+        elif m["id"]:
+            attrs["id"] = m["id"]
+        else:
+            attrs[m["key"]] = next(v for v in (m["dq"], m["sq"], m["bare"]) if v is not None)
+        pos = m.end()
+    return tuple(classes), attrs
+
+
+def load_lesson(path: str | Path) -> Lesson:
+    path = Path(path)
+    return parse_lesson(path.read_text(encoding="utf-8"), path)
+
+
+def parse_lesson(text: str, path: Path) -> Lesson:
+    lines = text.splitlines()
+    meta, body_start = _front_matter(lines, path)
+    fences = _code_fences(lines, body_start)
+    cells = _Scanner(lines, fences, path).scan(body_start)
+    lesson = Lesson(name=path.stem, path=path, title=str(meta.get("title", path.stem)), cells=tuple(cells))
+    _validate(lesson)
+    return lesson
+
+
+def _front_matter(lines: list[str], path: Path) -> tuple[dict, int]:
+    if not lines or lines[0].strip() != "---":
+        return {}, 0
+    for end in range(1, len(lines)):
+        if lines[end].strip() in ("---", "..."):
+            try:
+                meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+            except yaml.YAMLError as exc:
+                raise LessonError(f"{path}:1: front matter is not valid YAML: {exc}") from None
+            if not isinstance(meta, dict):
+                raise LessonError(f"{path}:1: front matter must be a YAML mapping")
+            return meta, end + 1
+    raise LessonError(f"{path}:1: front matter is not closed with '---'")
+
+
+def _code_fences(lines: list[str], start: int) -> dict[int, tuple[int, str]]:
+    """0-based first line of each fenced code block -> (line after its end, info string)."""
+    body = "\n".join(lines[start:])
+    fences = {}
+    for tok in MarkdownIt("commonmark").parse(body):
+        if tok.type == "fence" and tok.map:
+            first, end = tok.map[0] + start, tok.map[1] + start
+            fences[first] = (end, tok.info.strip())
+    return fences
+
+
+class _Scanner:
+    """Walks the body once, keeping a stack of open divs and emitting cells in order."""
+
+    def __init__(self, lines: list[str], fences: dict, path: Path):
+        self.lines, self.fences, self.path = lines, fences, path
+        self.stack: list[Div] = []
+        self.cells: list[Cell] = []
+        self.buffer: list[str] = []
+        self.buffer_line = 0
+
+    def where(self, i: int) -> str:
+        return f"{self.path}:{i + 1}"
+
+    @property
+    def answer_only(self) -> bool:
+        return any(d.answer_only for d in self.stack)
+
+    def course_div(self) -> Div | None:
+        return next((d for d in reversed(self.stack) if {QUESTION_CLASS, REFERENCE_CLASS} & set(d.classes)), None)
+
+    def flush(self) -> None:
+        text = "\n".join(self.buffer).strip("\n")
+        self.buffer = []
+        if not text.strip():
+            return
+        div = self.course_div()
+        role = course_id = None
+        if div is not None:
+            role = "question" if QUESTION_CLASS in div.classes else "reference"
+            course_id = div.attrs["course_id"]
+            if self.cells and self.cells[-1].role == role and self.cells[-1].course_id == course_id:
+                last = self.cells.pop()  # one question or reference is one cell, however many parts
+                text = last.source + "\n\n" + text
+                self.buffer_line = last.line
+        self.cells.append(Cell("markdown", text, self.buffer_line + 1, self.answer_only, role, course_id))
+
+    def add_text(self, i: int, line: str) -> None:
+        if not self.buffer:
+            self.buffer_line = i
+        self.buffer.append(line)
+
+    def scan(self, start: int) -> list[Cell]:
+        i = start
+        while i < len(self.lines):
+            line = self.lines[i]
+            if i in self.fences:
+                end, info = self.fences[i]
+                i = self.fence(i, end, info)
+                continue
+            if (m := _DIV_OPEN.match(line)) is not None:
+                self.open_div(i, m)
+            elif _DIV_CLOSE.match(line):
+                if not self.stack:
+                    raise LessonError(f"{self.where(i)}: ':::' closes a div that was never opened")
+                self.flush()
+                self.stack.pop()
+            else:
+                if _HEADING.match(line) and self.course_div() is None:
+                    self.flush()
+                self.add_text(i, line)
+            i += 1
+        if self.stack:
+            raise LessonError(f"{self.where(self.stack[-1].line)}: div opened here is never closed")
+        self.flush()
+        return self.cells
+
+    def open_div(self, i: int, m: re.Match) -> None:
+        try:
+            classes, attrs = parse_attrs(m["attrs"]) if m["attrs"] is not None else ((m["bare"],), {})
+        except ValueError as exc:
+            raise LessonError(f"{self.where(i)}: {exc}") from None
+        self.flush()
+        div = Div(classes, attrs, i)
+        if {QUESTION_CLASS, REFERENCE_CLASS} & set(classes):
+            if not attrs.get("course_id"):
+                raise LessonError(f"{self.where(i)}: a {'/'.join(classes)} div needs a course_id attribute")
+            if self.course_div() is not None:
+                raise LessonError(f"{self.where(i)}: course divs cannot be nested")
+        if "title" in attrs and any(c.startswith("callout") for c in classes):
+            self.stack.append(div)
+            self.add_text(i, f"**{attrs['title']}**")
+            self.add_text(i, "")
+            return
+        self.stack.append(div)
+
+    def fence(self, i: int, end: int, info: str) -> int:
+        m = re.fullmatch(r"\{(\w+)[^}]*\}", info)
+        if not m or m[1] != "python":
+            # Markdown code, or a cell for another engine (mermaid, ojs): text in the notebook.
+            if m:
+                self.add_text(i, "```" + m[1])
+                self.buffer.extend(self.lines[i + 1:end])
+                return end
+            self.add_text(i, self.lines[i])
+            self.buffer.extend(self.lines[i + 1:end])
+            return end
+        self.flush()
+        body = self.lines[i + 1:end - 1] if end - 1 > i and self.lines[end - 1].strip().startswith("```") else self.lines[i + 1:end]
+        option_lines = []
+        for line in body:
+            om = _OPTION_LINE.match(line)
+            if not om:
+                break
+            option_lines.append(om[1])
+        try:
+            options = yaml.safe_load("\n".join(option_lines)) or {} if option_lines else {}
+        except yaml.YAMLError as exc:
+            raise LessonError(f"{self.where(i + 1)}: cell options are not valid YAML: {exc}") from None
+        if not isinstance(options, dict):
+            raise LessonError(f"{self.where(i + 1)}: cell options must be `#| key: value` lines")
+        role = options.get("course_role")
+        if role is not None and role not in ROLES:
+            raise LessonError(
+                f"{self.where(i + 1)}: unknown course_role {role!r}; expected one of {', '.join(ROLES)}"
+            )
+        course_id = options.get("course_id")
+        if course_id is not None and not isinstance(course_id, str):
+            raise LessonError(f"{self.where(i + 1)}: course_id must be a string, got {course_id!r}")
+        source = "\n".join(body)
+        self.cells.append(Cell("code", source, i + 1, self.answer_only, role, course_id, options))
+        return end
+
+
+def _validate(lesson: Lesson) -> None:
+    where = lambda c: f"{lesson.path}:{c.line}"  # noqa: E731
+    seen: dict[tuple[str, str], Cell] = {}
+    for cell in lesson.cells:
+        if cell.role is None:
+            continue
+        if cell.role in ("exercise", "solution") and not cell.course_id:
+            raise LessonError(f"{where(cell)}: a {cell.role} cell needs `#| course_id:`")
+        key = (cell.role, cell.course_id or "")
+        if cell.course_id and key in seen:
+            raise LessonError(
+                f"{where(cell)}: duplicate {cell.role} id {cell.course_id!r} (first at line {seen[key].line})"
+            )
+        seen[key] = cell
+        if cell.role == "exercise":
+            if cell.answer_only:
+                raise LessonError(f"{where(cell)}: exercise {cell.course_id!r} is inside an answer-only block")
+            if cell.options.get("eval", True) is not False:
+                raise LessonError(f"{where(cell)}: exercise {cell.course_id!r} must have `#| eval: false`")
+            if BLANK not in cell.code:
+                raise LessonError(f"{where(cell)}: exercise {cell.course_id!r} has no blank {BLANK}")
+        if cell.role == "solution":
+            if not cell.answer_only:
+                raise LessonError(f"{where(cell)}: solution {cell.course_id!r} would appear in the student edition; "
+                                  "put it inside ::: {.content-visible when-profile=\"answer\"}")
+            if ("exercise", cell.course_id) not in seen:
+                raise LessonError(f"{where(cell)}: solution {cell.course_id!r} comes before (or without) its exercise")
+        if cell.role == "reference":
+            if not cell.answer_only:
+                raise LessonError(f"{where(cell)}: reference answer {cell.course_id!r} would appear in the student "
+                                  "edition; put it inside ::: {.content-visible when-profile=\"answer\"}")
+            if ("question", cell.course_id) not in seen:
+                raise LessonError(f"{where(cell)}: reference answer {cell.course_id!r} has no question before it")
+        if cell.role == "question" and cell.answer_only:
+            raise LessonError(f"{where(cell)}: question {cell.course_id!r} is inside an answer-only block")
+    for (role, course_id), cell in seen.items():
+        if role == "exercise" and ("solution", course_id) not in seen:
+            raise LessonError(f"{where(cell)}: exercise {course_id!r} has no solution cell")
+        if role == "question" and ("reference", course_id) not in seen:
+            raise LessonError(f"{where(cell)}: question {course_id!r} has no reference answer")
