@@ -216,14 +216,15 @@ class _Scanner:
             return
         div = self.course_div()
         role = course_id = None
+        line = self.buffer_line + 1
         if div is not None:
+            line = div.line + 1  # errors point at the div that declares the question / reference
             role = "question" if QUESTION_CLASS in div.classes else "reference"
             course_id = div.attrs["course_id"]
             if self.cells and self.cells[-1].role == role and self.cells[-1].course_id == course_id:
                 last = self.cells.pop()  # one question or reference is one cell, however many parts
                 text = last.source + "\n\n" + text
-                self.buffer_line = last.line
-        self.cells.append(Cell("markdown", text, self.buffer_line + 1, self.answer_only, role, course_id))
+        self.cells.append(Cell("markdown", text, line, self.answer_only, role, course_id))
 
     def add_text(self, i: int, line: str) -> None:
         if not self.buffer:
