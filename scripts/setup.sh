@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 venv=${VENV:-.venv}
 
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-pip=("$venv/bin/python" -m pip install --disable-pip-version-check)
+pip=("$venv/bin/python" -m pip install --disable-pip-version-check --quiet)
 
 if ! "${pip[@]}" -r requirements.txt; then
   # quarto-cli's installer downloads Quarto from GitHub; offline machines (CI) cannot reach it.
