@@ -117,8 +117,10 @@ def _assign_ids(nb: nbformat.NotebookNode) -> None:
 
 
 def strip_outputs(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy without outputs or execution counts: what `build --check` compares."""
+    """A copy without what execution adds (outputs, counts, the kernel's language_info details):
+    what `build --check` compares."""
     clean = nbformat.from_dict(nb)
+    clean.metadata["language_info"] = {"name": clean.metadata.get("language_info", {}).get("name", "python")}
     for cell in clean.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
