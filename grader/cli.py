@@ -16,6 +16,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--timeout", type=int, default=600, help="seconds per cell when executing (default 600)")
     b.add_argument("--root", help=argparse.SUPPRESS)
     b.set_defaults(func=build.main)
+    from . import commands  # grade, check
+    commands.add_parsers(sub)
     return top
 
 

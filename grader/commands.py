@@ -1,0 +1,127 @@
+"""`python -m grader grade` and `python -m grader check`.
+
+Exit status: 0 when every submission passed, 1 when any failed or could not be graded, 2 for a
+usage or I/O error (a missing submission file, a malformed overrides file, an unwritable report).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from . import report as reports
+from .grade import Options, context, default_lesson, grade_many, grade_one
+from .overrides import OverridesError, load_overrides
+from .terminal import print_check, print_report, progress_bar
+
+USAGE_ERROR = 2
+
+
+def add_parsers(sub) -> None:
+    g = sub.add_parser("grade", help="grade submitted exercise notebooks against the lesson's rubric",
+                       description="Grade notebooks (files or folders of *.ipynb) in isolated processes. "
+                                   "Exit 0 if all passed, 1 if any failed or could not be graded, 2 on usage/I-O errors.")
+    g.add_argument("submissions", nargs="+", help="notebook files, or folders searched for *.ipynb")
+    g.add_argument("--json", metavar="PATH", help="write the JSON report ({'results': [...]})")
+    g.add_argument("--markdown", metavar="PATH", help="write a Markdown summary (e.g. \"$GITHUB_STEP_SUMMARY\")")
+    g.add_argument("--junit", metavar="PATH", help="write JUnit XML (one test case per criterion)")
+    g.add_argument("--csv", metavar="PATH", help="write a gradebook CSV (one row per submission)")
+    g.add_argument("--gradescope", metavar="PATH", help="write Gradescope's results.json (one submission only)")
+    g.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="submissions graded at once (default: min(2, CPUs))")
+    g.add_argument("--timeout", type=float, help="wall-clock seconds per submission (default: the rubric's, 10)")
+    g.add_argument("--overrides", metavar="PATH", help="instructor overrides YAML (criterion points, cleared vetoes)")
+    g.add_argument("--lesson", help="grade against this lesson (name or .qmd path) instead of metadata.course.lesson")
+    g.add_argument("--as-reference", action="store_true",
+                   help="the answers are the lesson's own reference answers: skip the copy check (instructors)")
+    g.add_argument("--quiet", action="store_true", help="no per-submission tables")
+    g.set_defaults(func=grade_main)
+
+    c = sub.add_parser("check", help="self-check a filled exercise notebook (same engine as grading)",
+                       description="学生自查：与正式评分相同的引擎，给出公开检查、隐藏检查的数量、各项得分和缺少的要点。")
+    c.add_argument("notebook", help="the exercise notebook, e.g. exercises/lesson07.ipynb")
+    c.add_argument("--lesson", help="lesson name or .qmd path (default: metadata.course.lesson)")
+    c.add_argument("--timeout", type=float, help="wall-clock seconds (default: the rubric's)")
+    c.set_defaults(func=check_main)
+
+
+def expand(items: list[str]) -> tuple[list[str], list[str]]:
+    """(notebook paths, arguments that name nothing)."""
+    found, missing = [], []
+    for item in items:
+        path = Path(item)
+        if path.is_dir():
+            found += sorted(str(p) for p in path.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+        elif path.exists():
+            found.append(item)
+        else:
+            missing.append(item)
+    return found, missing
+
+
+def _error(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return USAGE_ERROR
+
+
+def _lookup(lesson: str | None):
+    name = lesson or default_lesson()
+    if not name:
+        return None
+    try:
+        rubric = context(name).rubric
+    except Exception:
+        return None
+    points = {c.id: c.points for c in rubric.criteria}
+    return points.get
+
+
+def grade_main(args: argparse.Namespace) -> int:
+    paths, missing = expand(args.submissions)
+    if missing:
+        return _error("no such file or folder: " + ", ".join(missing))
+    if not paths:
+        return _error("no notebooks (*.ipynb) found in " + ", ".join(args.submissions))
+    if args.gradescope and len(paths) != 1:
+        return _error("--gradescope writes one submission's results.json; give exactly one notebook")
+    if args.jobs < 1 or (args.timeout is not None and args.timeout <= 0):
+        return _error("--jobs must be at least 1 and --timeout positive")
+    overrides = None
+    if args.overrides:
+        try:
+            overrides = load_overrides(args.overrides, _lookup(args.lesson))
+        except OverridesError as exc:
+            return _error(str(exc))
+    options = Options(lesson=args.lesson, timeout_s=args.timeout, overrides=overrides, as_reference=args.as_reference)
+    console = Console(highlight=False)
+    with progress_bar(console, len(paths)) as advance:
+        results = grade_many(paths, options, jobs=args.jobs, progress=advance)
+    if not args.quiet:
+        for result in results:
+            print_report(console, result)
+    passed = sum(r.passed for r in results)
+    console.print(f"{len(results)} 份提交：{passed} 份通过，{len(results) - passed} 份未通过或未能评分。")
+    outputs = [(getattr(args, kind), writer) for kind, writer in reports.WRITERS.items()]
+    if args.gradescope:
+        outputs.append((args.gradescope, lambda rs: reports.to_gradescope(rs[0])))
+    status = 0 if passed == len(results) else 1
+    for path, writer in outputs:
+        if not path:
+            continue
+        try:
+            reports.write_atomic(path, writer(results))
+        except reports.ReportWriteError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            status = USAGE_ERROR
+    return status
+
+
+def check_main(args: argparse.Namespace) -> int:
+    path = Path(args.notebook)
+    if not path.is_file():
+        return _error(f"找不到笔记本 {args.notebook}")
+    report = grade_one(str(path), Options(lesson=args.lesson, timeout_s=args.timeout))
+    print_check(Console(highlight=False), report)
+    return 0 if report.passed else 1
