@@ -174,7 +174,7 @@ def run_code(ctx: Context, submitted: str, options: Options):
         for fill in fills:
             check_fill(fill)
     except IntegrityError as exc:
-        return not_run(ctx, "填写含不允许的写法"), f"{feedback['integrity']} {exc}", [ReportError("forbidden", str(exc))]
+        return not_run(ctx, "填写含不允许的写法"), f"{feedback['forbidden']} {exc}", [ReportError("forbidden", str(exc))]
     code = fill_template(ctx.template, fills)
     stmts = statements(code)
     job = ('{"statements": ' + json.dumps([{"line": s.line, "source": s.source, "kind": s.kind} for s in stmts])

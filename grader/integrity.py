@@ -23,7 +23,7 @@ _OPEN, _CLOSE = set("([{"), set(")]}")
 
 FORBIDDEN_NAMES = frozenset("""
     exec eval compile open __import__ globals locals vars getattr setattr delattr hasattr breakpoint input help
-    exit quit type object super memoryview classmethod staticmethod property dir id print
+    exit quit type object super memoryview classmethod staticmethod property dir id
 """.split())
 FORBIDDEN_ATTRIBUTE_PREFIXES = ("_", "f_", "gi_", "cr_", "ag_", "tb_", "co_")
 FORBIDDEN_ATTRIBUTES = frozenset({"format", "format_map", "mro"})

@@ -123,7 +123,8 @@ class Rubric:
         return tuple(c for c in self.criteria if c.kind == "text")
 
 
-FEEDBACK_KEYS = ("empty", "missing_cell", "keyword_list", "copy", "missing", "full", "unfilled", "integrity", "not_run")
+FEEDBACK_KEYS = ("empty", "missing_cell", "keyword_list", "copy", "missing", "full", "unfilled", "integrity", "forbidden",
+                 "not_run")
 
 
 def rubric_path(lesson: str, root: Path = ROOT) -> Path:
