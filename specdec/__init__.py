@@ -6,10 +6,11 @@
 - `logits`: `verify_from_logits`, temperature / top-k / top-p / greedy and per-request seeds;
 - `rng`: counter-based random numbers keyed by (seed, position), shared by both backends.
 
-Importing this package does not import triton.
+Importing this package does not import triton (nor numpy: `reference` loads on first use).
 """
 
-from specdec import reference
+import importlib
+
 from specdec.backends import triton_available, triton_mode
 from specdec.logits import process_logits, verify_from_logits
 from specdec.sampler import SUM_TOLERANCE, rejection_sample
@@ -23,3 +24,9 @@ __all__ = [
     "reference",
     "SUM_TOLERANCE",
 ]
+
+
+def __getattr__(name):
+    if name == "reference":  # numpy-only oracle, loaded on first use
+        return importlib.import_module("specdec.reference")
+    raise AttributeError(f"module 'specdec' has no attribute {name!r}")

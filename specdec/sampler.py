@@ -48,7 +48,8 @@ def _check_prob_rows(name: str, probs: torch.Tensor, sum_tol: float) -> None:
     """Rows must be finite, non-negative and sum to 1 within sum_tol."""
     if probs.shape[0] == 0:
         return
-    row_sum = probs.sum(dim=-1, dtype=torch.float64)  # [rows]; NaN/inf propagate
+    acc = torch.float64 if probs.dtype == torch.float64 else torch.float32  # float32 sums: ~1e-6 error
+    row_sum = probs.sum(dim=-1, dtype=acc)  # [rows]; NaN/inf propagate
     row_min = probs.amin(dim=-1)  # [rows]; NaN propagates
     if torch.isnan(row_sum).any() or torch.isnan(row_min).any():
         row = int(torch.nonzero(torch.isnan(row_sum) | torch.isnan(row_min))[0, 0])

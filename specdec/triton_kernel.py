@@ -255,12 +255,14 @@ def rejection_sample_triton(
     positions: Optional[torch.Tensor] = None,  # [B] int64
     block_v: Optional[int] = None,
     num_splits: Optional[int] = None,
+    max_k: Optional[int] = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Launch the verification kernel; returns (token_ids [B, K + 1], num_emitted [B]) int64.
 
     Called by `specdec.rejection_sample(..., backend="triton")`, which has validated the values;
     this launcher checks what the kernel itself relies on (device, layout, which random inputs)
-    and picks the block size and the number of vocabulary slices per request.
+    and picks the block size and the number of vocabulary slices per request. Pass `max_k`
+    (max_i k_i) to skip the one device-to-host read it otherwise needs for the output width.
     """
     device = target_probs.device
     if device.type == "cpu" and not INTERPRETED:
@@ -280,8 +282,7 @@ def rejection_sample_triton(
     B = cu.numel() - 1
     N = draft_token_ids.numel()
     V = target_probs.shape[1]
-    k = cu[1:] - cu[:-1]
-    K = int(k.max()) if B else 0
+    K = max_k if max_k is not None else (int((cu[1:] - cu[:-1]).max()) if B else 0)
     out = torch.full((B, K + 1), -1, dtype=torch.int64, device=device)  # [B, K + 1]
     num_emitted = torch.empty(B, dtype=torch.int64, device=device)  # [B]
     if B == 0:
