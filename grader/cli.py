@@ -4,8 +4,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import build
-
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="python -m grader", description="Course tooling: build notebooks, grade them.")
@@ -15,10 +13,16 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--no-execute", action="store_true", help="do not execute the solution notebook")
     b.add_argument("--timeout", type=int, default=600, help="seconds per cell when executing (default 600)")
     b.add_argument("--root", help=argparse.SUPPRESS)
-    b.set_defaults(func=build.main)
+    b.set_defaults(func=_build)
     from . import commands  # grade, check
     commands.add_parsers(sub)
     return top
+
+
+def _build(args) -> int:
+    from . import build  # nbformat and nbclient: only the build command needs them
+
+    return build.main(args)
 
 
 def main(argv: list[str] | None = None) -> int:

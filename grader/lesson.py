@@ -25,6 +25,8 @@ ROLES = ("exercise", "solution", "check", "gpu")
 QUESTION_CLASS = "course-question"
 REFERENCE_CLASS = "course-reference"
 BLANK = "______"
+# What a free-text answer cell of the exercise notebook holds until the student answers.
+ANSWER_PLACEHOLDER = "✍️ 在此作答：用完整的句子写出对象、状态变化与正确性或成本链（删除本行）。"
 
 # Cell options Quarto itself understands: they stay in the code as `#|` lines, exactly as
 # `quarto convert` leaves them. Every other option moves into the notebook cell's metadata.

@@ -14,10 +14,9 @@ from __future__ import annotations
 import nbformat
 from nbformat import v4
 
-from .lesson import QUARTO_OPTIONS, Cell, Lesson, _OPTION_LINE
+from .lesson import ANSWER_PLACEHOLDER, QUARTO_OPTIONS, Cell, Lesson, _OPTION_LINE
 
 EDITIONS = ("exercise", "solution")
-ANSWER_PLACEHOLDER = "✍️ 在此作答：用完整的句子写出对象、状态变化与正确性或成本链（删除本行）。"
 NBVAL_IGNORE = "nbval-ignore-output"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .lesson import ANSWER_PLACEHOLDER
+
 MAX_BYTES = 20 * 1024 * 1024
 
 
@@ -93,7 +95,6 @@ def find_exercise(notebook: Notebook, exercise_id: str, template: str) -> tuple[
 
 def answer_text(source: str) -> str:
     """The student's answer with the placeholder line removed; "" when nothing else is there."""
-    from .notebooks import ANSWER_PLACEHOLDER  # imported here: grader.notebooks pulls in nbformat (~1 s)
 
     lines = [line for line in source.splitlines() if line.strip() != ANSWER_PLACEHOLDER]
     return "\n".join(lines).strip()
