@@ -243,8 +243,9 @@ def rejection_sample(
         draft_token_ids: int [sum_i k_i], the drafts of request 0, then request 1, ...
         num_draft_tokens: int [B], k_i >= 0 (k_i = 0: the request only samples its bonus row).
         generator: torch.Generator for the random draws (default: torch's global one).
-        backend: "torch" (this module) or "triton" (`triton_kernel.py`; CUDA tensors on a GPU,
-            or CPU tensors when TRITON_INTERPRET=1 was set before it was first used).
+        backend: "torch" (this module) or "triton" (`triton_kernel.py`): CUDA tensors on a GPU,
+            or CPU tensors when TRITON_INTERPRET=1 was set before triton was first imported
+            (`specdec.triton_mode()` says which applies).
         seeds: int64 [B] per-request seeds. Draws then depend only on (seed, position), so a
             request's tokens do not depend on the rest of the batch (see `rng.py`).
         positions: int64 [B], absolute position of the token decided by each request's first

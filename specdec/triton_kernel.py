@@ -21,13 +21,16 @@ request, with float32 probabilities, int64 ids and a_i accepted drafts (bonus: a
              + 8 * (a_i + 1) + 8             tokens and count written
              + 8 * (max_k + 1)               the -1 padding (written on the host side)
 
-Any exact sampler must read those two rows (the residual is a function of all of them) and the
+Any exact sampler must read those one or two rows (the residual depends on every entry) and the
 scalars it tests, so this is the minimum up to the padding; a gathered scalar costs a whole
-32-byte DRAM sector on NVIDIA GPUs rather than 4 bytes. A design that computes the softmax
-statistics of every row, as vLLM's does, reads (2 k_i + 1) * 4V per request instead: 9x the
-rows for k = 4 at full acceptance. With explicit `noise`, the noise row adds 4V per request;
-with seeds (the default) the kernel draws uniforms and noise from a counter-based hash of
-(seed, position), see `rng.py`, and reads no random numbers at all.
+32-byte DRAM sector on NVIDIA GPUs rather than 4 bytes, and with S vocabulary slices (below)
+each slice re-reads the m_i scalars, from L2. A design that first computes statistics over every
+draft-position row of p and q (vLLM's MRV2 verifier does, to avoid a softmax) reads 2 k_i rows
+before the one or two it samples from: 2 k_i + 1 rows or more per request, 9x the minimum for
+k = 4 at full acceptance. With explicit `noise` the kernel also reads a noise row (4V per
+request); with seeds (the default) it draws the uniforms and the noise from a counter-based
+hash of (seed, position), see `rng.py`, and reads no random numbers at all.
+`benchmarks/bench_gpu.py` times it against these floors.
 
 **Parallelism.** Grid (B, S): program (i, s) walks request i's drafts (cheap, the scalars stay
 in L2) and races over the s-th slice of the vocabulary; a second tiny kernel picks the winner
@@ -158,9 +161,9 @@ def _rejection_sample_kernel(
         p = tl.load(p_ptr + s_row * stride_p + offs, mask=mask, other=0.0).to(tl.float32)
         if HAS_Q:
             q = tl.load(q_ptr + q_row * stride_q + offs, mask=offs < q_end, other=0.0).to(tl.float32)
+            w = tl.maximum(p - q, 0.0)  # residual weights (p itself on the bonus row: q masked to 0)
         else:
-            q = tl.where(offs == x_rej, 1.0, 0.0)
-        w = tl.maximum(p - q, 0.0)  # residual weights (p itself on the bonus row)
+            w = tl.where(offs == x_rej, 0.0, p)  # one-hot q: p without the rejected token
         if SEEDED:
             e = _exponential_noise(noise_key, offs)
         else:
