@@ -212,7 +212,6 @@ def run_benchmarks(device, batches, vocabs, k=4):
             gbs = moved / (t_kernel * 1e-6) / 1e9
             print(f"{B:>4} {V:>7} {acc:>5.2f} {t_kernel:>10.1f} {t_torch:>9.1f} {t_torch / t_kernel:>7.1f}x "
                   f"{moved / 1e6:>8.1f} {floor:>9.1f} {gbs:>7.0f} {100 * gbs / bw:>6.0f}% {full:>19.1f}")
-            del p, q
     print("\ntriton: the kernel launcher with per-request seeds (its default path), output width given;")
     print("torch: rejection_sample(backend='torch', generator=..., validate=False), host syncs included;")
     print("min MB: bytes an exact sampler must move for this outcome; floor: min MB at the copy bandwidth;")

@@ -161,7 +161,7 @@ def _rejection_sample_torch(
     acceptance test itself touches only the gathered p(x), q(x).
     """
     device = target_probs.device
-    B, V = num_draft_tokens.numel(), target_probs.shape[1]
+    B = num_draft_tokens.numel()
     N = draft_token_ids.numel()
     k = num_draft_tokens.to(torch.int64)  # [B]
     K = int(k.max()) if B else 0

@@ -9,7 +9,6 @@ CI may simply set TRITON_INTERPRET=1 for the whole run; that works too.
 """
 
 import importlib.util
-import os
 import sys
 
 import pytest
