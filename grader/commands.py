@@ -10,12 +10,8 @@ import os
 import sys
 from pathlib import Path
 
-from rich.console import Console
-
-from . import report as reports
-from .grade import Options, context, default_lesson, grade_many, grade_one
-from .overrides import OverridesError, load_overrides
-from .terminal import print_check, print_report, progress_bar
+# The grading machinery (rich, the sandbox, the rubric) is imported by the commands that use it,
+# so `python -m grader build` does not need it.
 
 USAGE_ERROR = 2
 
@@ -67,6 +63,8 @@ def _error(message: str) -> int:
 
 
 def _lookup(lesson: str | None):
+    from .grade import context, default_lesson
+
     name = lesson or default_lesson()
     if not name:
         return None
@@ -79,6 +77,13 @@ def _lookup(lesson: str | None):
 
 
 def grade_main(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from . import report as reports
+    from .grade import Options, grade_many
+    from .overrides import OverridesError, load_overrides
+    from .terminal import print_report, progress_bar
+
     paths, missing = expand(args.submissions)
     if missing:
         return _error("no such file or folder: " + ", ".join(missing))
@@ -119,6 +124,11 @@ def grade_main(args: argparse.Namespace) -> int:
 
 
 def check_main(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from .grade import Options, grade_one
+    from .terminal import print_check
+
     path = Path(args.notebook)
     if not path.is_file():
         return _error(f"找不到笔记本 {args.notebook}")
