@@ -58,6 +58,7 @@ class Veto:
     any: tuple[re.Pattern, ...] = ()
     none: tuple[re.Pattern, ...] = ()
     min_identifiers: int = 3
+    answers: tuple[str, ...] = ()              # answer course_ids it reads; empty: every answer
 
 
 @dataclass(frozen=True)
@@ -265,7 +266,8 @@ def _veto(data, path: Path, where: str) -> Veto:
     scope = r.get("scope", str)
     veto = Veto(id=r.get("id", str), title=r.get("title", str), message=r.get("message", str), scope=scope,
                 all=r.patterns("all"), any=r.patterns("any"), none=r.patterns("none"),
-                min_identifiers=r.get("min_identifiers", int, 3))
+                min_identifiers=r.get("min_identifiers", int, 3),
+                answers=tuple(str(a) for a in r.get("answers", list, [])))
     if scope not in ("sentence", "identifiers"):
         r.fail("scope", f"expected 'sentence' or 'identifiers', got {scope!r}")
     if scope == "sentence" and not (veto.all or veto.any):

@@ -5,7 +5,9 @@
 qualifiers and negations) may. `scope: identifiers` vetoes count the distinct code identifiers an
 answer names (CamelCase such as RejectionSampler, snake_case such as num_sampled) and fire when
 there are at least `min_identifiers` of them and no `none` pattern (the ownership and state words)
-occurs anywhere in the answer. Each hit quotes its evidence.
+occurs anywhere in the answer. A veto with `answers` reads only those answers (a question that
+asks for names, such as the code map, is not an occasion for the class-names veto). Each hit
+quotes its evidence.
 """
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ def find_vetoes(answers: dict, vetoes) -> list[VetoHit]:
     hits = []
     for veto in vetoes:
         for answer_id, text in answers.items():
-            if not text:
+            if not text or (veto.answers and answer_id not in veto.answers):
                 continue
             if veto.scope == "sentence":
                 evidence = next((s for s in sentences(text) if _sentence_hit(veto, s)), None)

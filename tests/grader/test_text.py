@@ -112,3 +112,14 @@ def test_class_names_without_ownership_veto(ctx):
 def test_identifiers():
     assert identifiers("`RejectionSampler._verify` 调用 `_rejection_kernel`，num_sampled 加 1，Top-p 不算") == [
         "RejectionSampler._verify", "_rejection_kernel", "num_sampled"]
+
+
+def test_naming_question_and_state_changes_do_not_trigger_the_class_names_veto(ctx):
+    # The code map asks for names; a Q3 that says how counters change names state, not just classes.
+    answers = dict(GOOD["A"])
+    answers["code-map"] = ("第一行对应 `_rejection_kernel` 中的接受判定（由 `rejection_sample` 启动）；"
+                           "第二行对应 `_resample_kernel`，它用 max(p-q,0) 的对数做 Gumbel-max 采样。")
+    answers["Q3"] = ("按概率的链式法则，后面每个草稿都以前面的草稿为前缀条件，被拒绝后这些行都是在旧前缀下算的，不能再接受。"
+                     "vLLM 里 _rejection_kernel 在第一次拒绝后停止，num_sampled = accepted + 1，num_rejected = k − accepted；"
+                     "scheduler 的 update_from_output 把 num_rejected 从 num_computed_tokens 里减掉。")
+    assert find_vetoes(answers, ctx.rubric.vetoes) == []
