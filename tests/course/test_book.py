@@ -1,8 +1,10 @@
 """The Quarto book: config, profiles, offline reading, and the real render when Quarto is here."""
 import html
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,7 +69,8 @@ QUARTO = shutil.which("quarto")
 def test_quarto_renders_without_warnings(profile, tmp_path):
     out = tmp_path / profile
     cmd = [QUARTO, "render", "--output-dir", str(out)] + (["--profile", "answer"] if profile == "answer" else [])
-    run = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    env = dict(os.environ, QUARTO_PYTHON=sys.executable)  # execute cells with this environment's Python
+    run = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
     log = run.stdout + run.stderr
     assert run.returncode == 0, log
     assert not re.search(r"^\s*(WARN|WARNING)\b", log, re.M), log
