@@ -315,6 +315,10 @@ class _Scanner:
         return end
 
 
+# Roles that only the answer edition may show -> (the student-visible role they answer, a name for errors).
+_ANSWER_ONLY = {"solution": ("exercise", "solution"), "reference": ("question", "reference answer")}
+
+
 def _validate(lesson: Lesson) -> None:
     where = lambda c: f"{lesson.path}:{c.line}"  # noqa: E731
     seen: dict[tuple[str, str], Cell] = {}
@@ -336,18 +340,13 @@ def _validate(lesson: Lesson) -> None:
                 raise LessonError(f"{where(cell)}: exercise {cell.course_id!r} must have `#| eval: false`")
             if BLANK not in cell.code:
                 raise LessonError(f"{where(cell)}: exercise {cell.course_id!r} has no blank {BLANK}")
-        if cell.role == "solution":
+        if cell.role in _ANSWER_ONLY:
+            partner, what = _ANSWER_ONLY[cell.role]
             if not cell.answer_only:
-                raise LessonError(f"{where(cell)}: solution {cell.course_id!r} would appear in the student edition; "
+                raise LessonError(f"{where(cell)}: {what} {cell.course_id!r} would appear in the student edition; "
                                   "put it inside ::: {.content-visible when-profile=\"answer\"}")
-            if ("exercise", cell.course_id) not in seen:
-                raise LessonError(f"{where(cell)}: solution {cell.course_id!r} comes before (or without) its exercise")
-        if cell.role == "reference":
-            if not cell.answer_only:
-                raise LessonError(f"{where(cell)}: reference answer {cell.course_id!r} would appear in the student "
-                                  "edition; put it inside ::: {.content-visible when-profile=\"answer\"}")
-            if ("question", cell.course_id) not in seen:
-                raise LessonError(f"{where(cell)}: reference answer {cell.course_id!r} has no question before it")
+            if (partner, cell.course_id) not in seen:
+                raise LessonError(f"{where(cell)}: {what} {cell.course_id!r} has no {partner} before it")
         if cell.role == "question" and cell.answer_only:
             raise LessonError(f"{where(cell)}: question {cell.course_id!r} is inside an answer-only block")
     for (role, course_id), cell in seen.items():
