@@ -200,6 +200,9 @@ class _Scanner:
         self.cells: list[Cell] = []
         self.buffer: list[str] = []
         self.buffer_line = 0
+        # Callout titles not yet written: a title goes in front of the first thing its callout shows
+        # in a notebook, and is dropped when that content is moved (solutions, reference answers).
+        self.titles: list[tuple[int, str]] = []
 
     def where(self, i: int) -> str:
         return f"{self.path}:{i + 1}"
@@ -231,7 +234,14 @@ class _Scanner:
     def add_text(self, i: int, line: str) -> None:
         if not self.buffer:
             self.buffer_line = i
+            if self.course_div() is None:
+                self.buffer.extend(self.take_titles())
         self.buffer.append(line)
+
+    def take_titles(self) -> list[str]:
+        lines = [line for _, title in self.titles for line in (f"**{title}**", "")]
+        self.titles = []
+        return lines
 
     def scan(self, start: int) -> list[Cell]:
         i = start
@@ -247,7 +257,8 @@ class _Scanner:
                 if not self.stack:
                     raise LessonError(f"{self.where(i)}: ':::' closes a div that was never opened")
                 self.flush()
-                self.stack.pop()
+                closed = self.stack.pop()
+                self.titles = [t for t in self.titles if t[0] != closed.line]
             else:
                 if _HEADING.match(line) and self.course_div() is None:
                     self.flush()
@@ -271,10 +282,7 @@ class _Scanner:
             if self.course_div() is not None:
                 raise LessonError(f"{self.where(i)}: course divs cannot be nested")
         if "title" in attrs and any(c.startswith("callout") for c in classes):
-            self.stack.append(div)
-            self.add_text(i, f"**{attrs['title']}**")
-            self.add_text(i, "")
-            return
+            self.titles.append((i, attrs["title"]))
         self.stack.append(div)
 
     def fence(self, i: int, end: int, info: str) -> int:
@@ -311,6 +319,8 @@ class _Scanner:
         if course_id is not None and not isinstance(course_id, str):
             raise LessonError(f"{self.where(i + 1)}: course_id must be a string, got {course_id!r}")
         source = "\n".join(body)
+        if role != "solution" and self.titles:  # a solution moves to its exercise: its callout title stays out
+            self.cells.append(Cell("markdown", "\n".join(self.take_titles()).strip(), i + 1, self.answer_only))
         self.cells.append(Cell("code", source, i + 1, self.answer_only, role, course_id, options))
         return end
 

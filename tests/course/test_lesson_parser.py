@@ -91,3 +91,12 @@ def test_pandoc_attributes():
         ("a", "b"), {"id": "id", "key": "v w", "k2": "x", "k3": "bare"})
     with pytest.raises(ValueError):
         parse_attrs('key="unterminated')
+
+
+def test_callout_titles_follow_their_content():
+    solution_in_callout = SOLUTION.replace(
+        '::: {.content-visible when-profile="answer"}\n',
+        '::: {.content-visible when-profile="answer"}\n::: {.callout-tip collapse="true" title="参考实现"}\n') + ":::\n"
+    lesson = parse(EXERCISE + solution_in_callout + QUESTION + REFERENCE + '::: {.callout-note title="提示"}\n正文。\n:::\n')
+    texts = [c.source for c in lesson.cells if c.kind == "markdown" and c.role is None]
+    assert texts == ["**提示**\n\n正文。"]  # the titles of moved content (solution, reference) are gone
