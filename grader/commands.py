@@ -76,7 +76,15 @@ def _lookup(lesson: str | None):
     return points.get
 
 
+def _tolerant_output() -> None:
+    """A path or text that is not valid UTF-8 must not end a batch with UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
+
+
 def grade_main(args: argparse.Namespace) -> int:
+    _tolerant_output()
     from rich.console import Console
 
     from . import report as reports
@@ -124,6 +132,7 @@ def grade_main(args: argparse.Namespace) -> int:
 
 
 def check_main(args: argparse.Namespace) -> int:
+    _tolerant_output()
     from rich.console import Console
 
     from .grade import Options, grade_one

@@ -7,6 +7,7 @@ that each drive one sandbox process).
 from __future__ import annotations
 
 import json
+import re
 import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -46,6 +47,9 @@ class Options:
     root: Path = ROOT
 
 
+LESSON_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
 class LessonNotFound(Exception):
     pass
 
@@ -59,7 +63,7 @@ def lesson_files(name: str, root: Path = ROOT) -> tuple[Path, Path]:
     as_path = Path(name)
     if as_path.suffix == ".qmd":
         return as_path, as_path.with_suffix(".rubric.yml")
-    if not name.replace("-", "").replace("_", "").isalnum():
+    if not LESSON_NAME.fullmatch(name):
         raise LessonNotFound(f"不是合法的课程名：{name!r}")
     return root / "lessons" / f"{name}.qmd", rubric_path(name, root)
 
@@ -110,6 +114,10 @@ def _grade(name: str, options: Options) -> Report:
         notebook = read_notebook(path)
     except SubmissionError as exc:
         return failed_report(name, [ReportError(exc.error_id, exc.message)], options.lesson, _fallback_rubric(options))
+    if notebook.lesson and not options.lesson and not LESSON_NAME.fullmatch(notebook.lesson):
+        # The submission names a lesson; it never chooses files: only the instructor's --lesson may be a path.
+        error = ReportError("unknown_lesson", f"metadata.course.lesson 必须是课程名（如 lesson07），不能是路径：{notebook.lesson[:80]!r}")
+        return failed_report(name, [error], None, _fallback_rubric(options))
     lesson_name = options.lesson or notebook.lesson
     if not lesson_name:
         error = ReportError("missing_metadata", "笔记本缺少 metadata.course.lesson，无法确定是哪一课（可用 --lesson 指定）")

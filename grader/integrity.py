@@ -155,11 +155,16 @@ def _mismatch(template: str, submitted: str, tmpl, sub, i: int, j: int) -> Integ
     return IntegrityError(f"提交的代码在模板结束之前就结束了，缺少：`{expected.strip()}`", None, "")
 
 
+MAX_FILL_CHARS = 2_000       # a blank holds one expression; the reference fills are ~40 characters
+
+
 def check_fill(fill: Fill) -> None:
     """Raise IntegrityError unless the fill is one expression built from allowed names and nodes."""
+    if len(fill.code) > MAX_FILL_CHARS:
+        raise IntegrityError(f"第 {fill.blank + 1} 个空白的填写超过 {MAX_FILL_CHARS} 个字符", fill.line, fill.source)
     try:
         tree = ast.parse("(" + fill.code + ")", mode="eval")
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # deep nesting breaks the parser itself
         raise IntegrityError(f"第 {fill.blank + 1} 个空白的填写不是一个 Python 表达式", fill.line, fill.source) from None
     for node in ast.walk(tree):
         problem = None

@@ -28,7 +28,7 @@ def write_atomic(path: str | Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="") as fh:  # odd file names too
                 fh.write(text)
             os.replace(tmp, path)
         except BaseException:

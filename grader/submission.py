@@ -15,6 +15,8 @@ from pathlib import Path
 from .lesson import ANSWER_PLACEHOLDER
 
 MAX_BYTES = 20 * 1024 * 1024
+MAX_ANSWER_CHARS = 20_000     # longer answers are scored on their first 20k characters
+MAX_FALLBACK_CELLS = 200      # code cells compared with the template when no cell carries the exercise id
 
 
 class SubmissionError(Exception):
@@ -55,14 +57,19 @@ def read_notebook(path: Path, max_bytes: int = MAX_BYTES) -> Notebook:
     metadata = data.get("metadata")
     course = metadata.get("course") if isinstance(metadata, dict) else None
     lesson = course.get("lesson") if isinstance(course, dict) else None
-    return Notebook(lesson if isinstance(lesson, str) and lesson else None, tuple(cells))
+    return Notebook(_encodable(lesson) if isinstance(lesson, str) and lesson else None, tuple(cells))
 
 
 def cell_source(cell: dict) -> str:
     source = cell.get("source", "")
     if isinstance(source, list):
-        return "".join(s for s in source if isinstance(s, str))
-    return source if isinstance(source, str) else ""
+        source = "".join(s for s in source if isinstance(s, str))
+    return _encodable(source) if isinstance(source, str) else ""
+
+
+def _encodable(text: str) -> str:
+    """JSON may carry lone surrogates ("\\ud800") that cannot be printed or written as UTF-8."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _meta(cell: dict) -> dict:
@@ -79,8 +86,9 @@ def find_exercise(notebook: Notebook, exercise_id: str, template: str) -> tuple[
                 and meta.get("course_id") == exercise_id):
             return cell_source(cell), "metadata"
     best, best_ratio = None, 0.0
-    for cell in notebook.cells:
-        source = cell_source(cell) if cell.get("cell_type") == "code" else ""
+    code_cells = [cell for cell in notebook.cells if cell.get("cell_type") == "code"][:MAX_FALLBACK_CELLS]
+    for cell in code_cells:
+        source = cell_source(cell)
         if not source or len(source) > 4 * len(template) + 1000:
             continue
         matcher = difflib.SequenceMatcher(None, source, template, autojunk=False)
@@ -97,7 +105,7 @@ def answer_text(source: str) -> str:
     """The student's answer with the placeholder line removed; "" when nothing else is there."""
 
     lines = [line for line in source.splitlines() if line.strip() != ANSWER_PLACEHOLDER]
-    return "\n".join(lines).strip()
+    return "\n".join(lines).strip()[:MAX_ANSWER_CHARS]
 
 
 def find_answers(notebook: Notebook) -> dict:

@@ -32,6 +32,9 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?；;])|\n+|(?<=\.)\s+")
 _PARENS = re.compile(r"\([^()]*\)")
 
 
+_WHITESPACE = re.compile(r"\s+")
+
+
 def normalise(text: str) -> str:
     """NFKC, lower case, one kind of dash, markdown and LaTeX markup removed, single spaces."""
     text = unicodedata.normalize("NFKC", text or "").translate(_DASHES)
@@ -45,7 +48,9 @@ def normalise(text: str) -> str:
     text = text.replace("{", "").replace("}", "")
     text = _MARKUP.sub(" ", text)
     text = text.lower()
-    return re.sub(r"[ \t\u3000]+", " ", text).strip()
+    # Every whitespace run becomes one character (a newline if it had one): keeps sentence breaks and
+    # stops stacked `\\s*` in rubric patterns from backtracking over long runs.
+    return _WHITESPACE.sub(lambda m: "\n" if "\n" in m[0] else " ", text).strip()
 
 
 def sentences(text: str) -> list[str]:
