@@ -98,7 +98,24 @@ def find_exercise(notebook: Notebook, exercise_id: str, template: str) -> tuple[
                 best, best_ratio = source, ratio
     if best is not None and best_ratio >= 0.6:
         return best, "similarity"
+    if _turned_into_text(notebook, exercise_id, template):
+        raise SubmissionError("missing_cell", f"练习单元 {exercise_id!r} 被改成了 Markdown（或 Raw）单元：把它改回代码（Code）单元"
+                              "（选中该单元，按 Esc 再按 Y，或在工具栏的下拉框里选 Code），保存后再自查")
     raise SubmissionError("missing_cell", f"找不到练习单元 {exercise_id!r}（没有带 course_id 的代码单元，也没有与模板相近的代码单元）")
+
+
+def _turned_into_text(notebook: Notebook, exercise_id: str, template: str) -> bool:
+    """A non-code cell that carries the exercise's metadata or the template's first code line."""
+    first = next((line.strip() for line in template.splitlines() if line.strip() and not line.lstrip().startswith("#")), None)
+    for cell in notebook.cells:
+        if cell.get("cell_type") == "code":
+            continue
+        meta = _meta(cell)
+        if meta.get("course_role") == "exercise" and meta.get("course_id") == exercise_id:
+            return True
+        if first and first in cell_source(cell):
+            return True
+    return False
 
 
 def answer_text(source: str) -> str:
