@@ -16,6 +16,8 @@ def parser() -> argparse.ArgumentParser:
     b.set_defaults(func=_build)
     from . import commands  # grade, check
     commands.add_parsers(sub)
+    from .review import add_parser as add_review  # review, review --apply
+    add_review(sub)
     return top
 
 
