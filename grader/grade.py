@@ -1,30 +1,48 @@
 """Grade submissions: load → integrity / fills → sandbox → checks → text → vetoes → score.
 
-`grade_one` never raises: anything unexpected becomes an `internal` error in the report, so a
-batch always has one report per submission. `grade_many` runs submissions concurrently (threads
-that each drive one sandbox process).
+The engine is generic: everything about one lesson comes from its files under `lessons/`
+(`<name>.qmd`, `<name>.rubric.yml`, `<name>.checks.py`, see grader/paths.py). A lesson may have
+several exercises; each is found, filled into its own template and run in its own sandbox process.
+
+`grade_one` never raises: anything unexpected becomes an `internal` error in the report (with the
+traceback for the instructor), so a batch always has one report per submission. `grade_many` runs
+submissions concurrently (threads that each drive one sandbox process).
 """
 from __future__ import annotations
 
+import importlib.util
 import json
-import re
+import sysconfig
 import threading
 import traceback
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from . import sandbox
-from .checks import CheckResult, Outcome, Suite, build_suite, judge_suite, visible_results
+from . import messages, sandbox
+from .checks import (ChecksError, CheckResult, HiddenContext, Outcome, Suite, build_suite, judge_suite, mixed_seed,
+                     visible_results)
 from .integrity import IntegrityError, check_fill, extract_fills, fill_template, statements
 from .lesson import Lesson, LessonError, load_lesson
 from .overrides import override_for
-from .rubric import ROOT, Rubric, RubricError, load_rubric, rubric_path
+from .paths import LESSON_NAME, ROOT, LessonFiles, files_for_qmd, lesson_files, lesson_names
+from .rubric import Exercise, Rubric, RubricError, load_rubric
 from .score import Report, ReportError, failed_report, score
 from .submission import SubmissionError, find_answers, find_exercise, read_notebook
 from .text import score_answer
 from .vetoes import find_vetoes
+
+
+@dataclass(frozen=True)
+class ExerciseContext:
+    """One exercise of a lesson: its rubric entry, the instructor's template and its hidden checks."""
+
+    exercise: Exercise
+    template: str
+    suite: Suite
+    search_path: tuple[str, ...]     # directories the sandbox needs for the exercise's declared imports
 
 
 @dataclass(frozen=True)
@@ -33,21 +51,26 @@ class Context:
 
     lesson: Lesson
     rubric: Rubric
-    template: str
-    suite: Suite
+    files: LessonFiles
+    exercises: tuple[ExerciseContext, ...]
     references: dict          # answer course_id -> reference text
+
+    @property
+    def template(self) -> str:       # the first scored exercise's (single-exercise lessons)
+        return self.exercises[0].template
+
+    @property
+    def suite(self) -> Suite:
+        return self.exercises[0].suite
 
 
 @dataclass(frozen=True)
 class Options:
-    lesson: str | None = None          # overrides metadata.course.lesson (a name or a .qmd path)
-    timeout_s: float | None = None     # wall clock per submission (default: the rubric's)
+    lesson: str | None = None          # overrides metadata.course.lesson (a name, or an instructor's .qmd path)
+    timeout_s: float | None = None     # wall clock per exercise run (default: the rubric's)
     overrides: dict | None = None      # see grader/overrides.py
     as_reference: bool = False         # answers are the lesson's references: no copy check
-    root: Path = ROOT
-
-
-LESSON_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+    root: Path = ROOT                  # where the trusted lessons are
 
 
 class LessonNotFound(Exception):
@@ -58,35 +81,59 @@ _contexts: dict = {}
 _contexts_lock = threading.Lock()
 
 
-def lesson_files(name: str, root: Path = ROOT) -> tuple[Path, Path]:
-    """(lesson .qmd, rubric .yml) for a lesson name or a path to its .qmd."""
-    as_path = Path(name)
-    if as_path.suffix == ".qmd":
-        return as_path, as_path.with_suffix(".rubric.yml")
-    if not LESSON_NAME.fullmatch(name):
-        raise LessonNotFound(f"不是合法的课程名：{name!r}")
-    return root / "lessons" / f"{name}.qmd", rubric_path(name, root)
+def resolve_lesson(name: str, root: Path = ROOT) -> LessonFiles:
+    """A lesson name (looked up among the trusted lessons), or an instructor's path to a .qmd."""
+    if name.endswith(".qmd"):
+        return files_for_qmd(name)
+    try:
+        return lesson_files(name, root)
+    except ValueError:
+        raise LessonNotFound(f"不是合法的课程名：{name!r}") from None
+
+
+def _import_path(module: str) -> tuple[str, ...]:
+    """The directory to add to the sandbox's sys.path for `module`, unless it is in the standard library."""
+    spec = importlib.util.find_spec(module.partition(".")[0])
+    if spec is None:
+        raise ChecksError(f"exercise import {module!r} is not installed")
+    if spec.origin in (None, "built-in", "frozen"):
+        return ()
+    location = Path(spec.origin).resolve().parent
+    if spec.submodule_search_locations:
+        location = location.parent
+    stdlib = {Path(sysconfig.get_paths()[k]).resolve() for k in ("stdlib", "platstdlib")}
+    return () if location in stdlib or location.parent in stdlib else (str(location),)
+
+
+def _exercise_context(files: LessonFiles, lesson: Lesson, rubric: Rubric, exercise: Exercise) -> ExerciseContext:
+    template = lesson.exercise(exercise.id).code
+    hidden = HiddenContext(exercise.id, exercise.hidden, mixed_seed(rubric.seed))
+    suite = build_suite(files.checks, exercise.checks, hidden)
+    path = tuple(dict.fromkeys(p for name in exercise.imports for p in _import_path(name)))
+    return ExerciseContext(exercise, template, suite, path)
 
 
 def context(name: str, root: Path = ROOT) -> Context:
-    qmd, rubric_file = lesson_files(name, root)
-    key = (str(qmd.resolve()), str(rubric_file.resolve()))
+    files = resolve_lesson(name, root)
+    key = (str(files.qmd.resolve()), str(files.rubric.resolve()))
     with _contexts_lock:
         if key not in _contexts:
-            if not qmd.is_file() or not rubric_file.is_file():
-                raise LessonNotFound(f"找不到课程 {name!r}（需要 {qmd} 和 {rubric_file}）")
-            lesson = load_lesson(qmd)
-            rubric = load_rubric(rubric_file)
+            if not files.exist():
+                known = "、".join(lesson_names(root)) or "无"
+                raise LessonNotFound(messages.UNKNOWN_LESSON.format(name=name, known=known))
+            lesson = load_lesson(files.qmd)
+            rubric = load_rubric(files.rubric)
             references = {c.course_id: c.source for c in lesson.find("reference")}
-            suite = build_suite(rubric.exercise.checks, rubric.hidden)
-            _contexts[key] = Context(lesson, rubric, lesson.exercise(rubric.exercise.id).code, suite, references)
+            ordered = sorted(rubric.exercises, key=lambda e: not e.scored)   # scored exercises first
+            exercises = tuple(_exercise_context(files, lesson, rubric, e) for e in ordered)
+            _contexts[key] = Context(lesson, rubric, files, exercises, references)
         return _contexts[key]
 
 
 def default_lesson(root: Path = ROOT) -> str | None:
     """The only lesson with a rubric, if there is exactly one (used to shape reports of unreadable files)."""
-    found = sorted((root / "lessons").glob("*.rubric.yml"))
-    return found[0].name[: -len(".rubric.yml")] if len(found) == 1 else None
+    names = lesson_names(root)
+    return names[0] if len(names) == 1 else None
 
 
 def grade_one(path: str | Path, options: Options = Options()) -> Report:
@@ -95,11 +142,12 @@ def grade_one(path: str | Path, options: Options = Options()) -> Report:
         return _grade(name, options)
     except Exception as exc:  # the grader's own bug must not stop a batch
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return failed_report(name, [ReportError("internal", f"评分器内部错误：{detail}")], options.lesson)
+        error = ReportError("internal", messages.INTERNAL.format(detail=detail[:200]), traceback.format_exc(limit=12))
+        return failed_report(name, [error], options.lesson)
 
 
-def _fallback_rubric(options: Options) -> Rubric | None:
-    name = options.lesson or default_lesson(options.root)
+def _fallback_rubric(options: Options, lesson: str | None = None) -> Rubric | None:
+    name = options.lesson or lesson or default_lesson(options.root)
     if not name:
         return None
     try:
@@ -116,20 +164,21 @@ def _grade(name: str, options: Options) -> Report:
         return failed_report(name, [ReportError(exc.error_id, exc.message)], options.lesson, _fallback_rubric(options))
     if notebook.lesson and not options.lesson and not LESSON_NAME.fullmatch(notebook.lesson):
         # The submission names a lesson; it never chooses files: only the instructor's --lesson may be a path.
-        error = ReportError("unknown_lesson", f"metadata.course.lesson 必须是课程名（如 lesson07），不能是路径：{notebook.lesson[:80]!r}")
+        error = ReportError("unknown_lesson", messages.UNKNOWN_LESSON_PATH.format(value=notebook.lesson[:80]))
         return failed_report(name, [error], None, _fallback_rubric(options))
     lesson_name = options.lesson or notebook.lesson
     if not lesson_name:
-        error = ReportError("missing_metadata", "笔记本缺少 metadata.course.lesson，无法确定是哪一课（可用 --lesson 指定）")
+        error = ReportError("missing_metadata", messages.MISSING_METADATA)
         return failed_report(name, [error], None, _fallback_rubric(options))
     try:
         ctx = context(lesson_name, options.root)
     except LessonNotFound as exc:
         return failed_report(name, [ReportError("unknown_lesson", str(exc))], lesson_name)
-    except (LessonError, RubricError, KeyError) as exc:
-        return failed_report(name, [ReportError("rubric", f"课程或评分标准有误：{exc}")], lesson_name)
+    except (LessonError, RubricError, ChecksError, KeyError) as exc:
+        return failed_report(name, [ReportError("rubric", messages.BAD_LESSON.format(error=exc))], lesson_name)
     rubric = ctx.rubric
     errors: list[ReportError] = []
+    warnings: list[str] = []
     override = override_for(options.overrides or {}, name)
 
     # Free text: every text criterion's answer cell.
@@ -139,73 +188,100 @@ def _grade(name: str, options: Options) -> Report:
     for criterion in rubric.text_criteria:
         answer = answers.get(criterion.answer)
         if answer is None and criterion.answer in question_ids:
-            errors.append(ReportError("missing_cell", f"找不到问题 {criterion.answer} 的答案单元"))
+            errors.append(ReportError("missing_cell", messages.MISSING_ANSWER_CELL.format(answer=criterion.answer)))
         texts[criterion.id] = score_answer(answer, criterion, ctx.references.get(criterion.answer), rubric.text,
                                            rubric.feedback, check_copy=not options.as_reference)
     hits = find_vetoes({c.answer: answers.get(c.answer) for c in rubric.text_criteria}, rubric.vetoes)
 
-    # Code: fills -> the instructor's template -> sandbox -> checks.
-    checks, code_problem = [], None
-    try:
-        submitted, _ = find_exercise(notebook, rubric.exercise.id, ctx.template)
-    except SubmissionError as exc:
-        errors.append(ReportError(exc.error_id, exc.message))
-        code_problem = exc.message
-    else:
-        checks, code_problem, run_errors = run_code(ctx, submitted, options)
+    # Code: for each exercise, fills -> the instructor's template -> sandbox -> checks.
+    checks: list[CheckResult] = []
+    problems: dict[str, str | None] = {}
+    for ex in ctx.exercises:
+        optional = not ex.exercise.scored
+        try:
+            submitted, how = find_exercise(notebook, ex.exercise.id, ex.template)
+        except SubmissionError as exc:
+            if optional:
+                problems[ex.exercise.id] = messages.OPTIONAL_NOT_ATTEMPTED
+                continue
+            errors.append(ReportError(exc.error_id, exc.message))
+            problems[ex.exercise.id] = exc.message
+            continue
+        if how == "similarity":
+            warnings.append(messages.FOUND_BY_SIMILARITY.format(exercise=ex.exercise.id))
+        found, problem, run_errors = run_code(ctx, ex, submitted, options)
+        if optional and problem and not run_errors and _untouched(ex, submitted):
+            problem = messages.OPTIONAL_NOT_ATTEMPTED
+        checks += found
+        problems[ex.exercise.id] = problem
         errors.extend(run_errors)
-    hidden = (ctx.suite.hidden_count, ctx.suite.hidden_calls)
-    return score(rubric, name, checks=checks, code_problem=code_problem, texts=texts, vetoes=hits, errors=errors,
-                 override=override, hidden=hidden)
+    hidden = (sum(e.suite.hidden_count for e in ctx.exercises), sum(e.suite.hidden_calls for e in ctx.exercises))
+    return score(rubric, name, checks=checks, code_problem=problems, texts=texts, vetoes=hits, errors=errors,
+                 override=override, hidden=hidden, warnings=tuple(warnings))
 
 
-def not_run(ctx: Context, reason: str) -> list[CheckResult]:
+def _untouched(ex: ExerciseContext, submitted: str) -> bool:
+    """True when every blank of the exercise is still a blank (a challenge nobody started)."""
+    try:
+        return all(f.empty for f in extract_fills(ex.template, submitted))
+    except IntegrityError:
+        return False
+
+
+def not_run(ex: ExerciseContext, reason: str) -> list[CheckResult]:
     """The public checks, marked as not run (so the self-check still lists what is public)."""
-    asserts = [s for s in statements(ctx.template) if s.kind == "assert"]
-    public = [CheckResult(f"visible.line{s.line}", False, f"未运行：{reason}", True, s.text.strip()) for s in asserts]
-    public += [CheckResult(c.id, False, f"未运行：{reason}", True, c.title) for c in ctx.suite.checks if c.public]
+    eid = ex.exercise.id
+    asserts = [s for s in statements(ex.template) if s.kind == "assert"]
+    public = [CheckResult(f"visible.line{s.line}", False, f"未运行：{reason}", True, s.text.strip(), eid) for s in asserts]
+    public += [CheckResult(c.id, False, f"未运行：{reason}", True, c.title, eid) for c in ex.suite.checks if c.public]
     return public
 
 
-def run_code(ctx: Context, submitted: str, options: Options):
-    """(check results, why the code criteria are 0 or None, errors)."""
+def _job(ex: ExerciseContext, stmts, call_timeout_s: float) -> bytes:
+    head = {"protocol": sandbox.PROTOCOL, "function": ex.exercise.function, "call_timeout_s": call_timeout_s,
+            "imports": list(ex.exercise.imports), "path": list(ex.search_path),
+            "statements": [{"line": s.line, "source": s.source, "kind": s.kind} for s in stmts]}
+    # The calls are serialized once per process (they reach megabytes for large vocabularies).
+    return (json.dumps(head)[:-1] + ', "calls": ' + ex.suite.calls_json + "}").encode()
+
+
+def run_code(ctx: Context, ex: ExerciseContext, submitted: str, options: Options):
+    """(check results, why this exercise's code criteria are 0 or None, errors)."""
     rubric, feedback = ctx.rubric, ctx.rubric.feedback
     try:
-        fills = extract_fills(ctx.template, submitted)
+        fills = extract_fills(ex.template, submitted)
     except IntegrityError as exc:
-        return not_run(ctx, "代码与模板不符"), f"{feedback['integrity']} {exc}", [ReportError("integrity", str(exc))]
+        return not_run(ex, "代码与模板不符"), f"{feedback['integrity']} {exc}", [ReportError("integrity", str(exc))]
     unfilled = [f for f in fills if f.empty]
     if unfilled:
         problem = feedback["unfilled"].format(lines="、".join(str(f.line) for f in unfilled))
-        return not_run(ctx, "还有空白没填"), problem, []
+        return not_run(ex, "还有空白没填"), problem, []
     try:
         for fill in fills:
             check_fill(fill)
     except IntegrityError as exc:
-        return not_run(ctx, "填写含不允许的写法"), f"{feedback['forbidden']} {exc}", [ReportError("forbidden", str(exc))]
-    code = fill_template(ctx.template, fills)
-    stmts = statements(code)
-    job = ('{"statements": ' + json.dumps([{"line": s.line, "source": s.source, "kind": s.kind} for s in stmts])
-           + ', "function": ' + json.dumps(rubric.exercise.function)
-           + ', "call_timeout_s": ' + json.dumps(rubric.sandbox.call_timeout_s)
-           + ', "calls": ' + ctx.suite.calls_json + "}")
+        return not_run(ex, "填写含不允许的写法"), f"{feedback['forbidden']} {exc}", [ReportError("forbidden", str(exc))]
+    stmts = statements(fill_template(ex.template, fills))
     limits = sandbox.Limits(timeout_s=options.timeout_s or rubric.sandbox.timeout_s,
                             call_timeout_s=rubric.sandbox.call_timeout_s, memory_mb=rubric.sandbox.memory_mb)
-    result = sandbox.run(job.encode(), limits)
+    result = sandbox.run(_job(ex, stmts, rubric.sandbox.call_timeout_s), limits)
     if result.status != "ok":
-        return not_run(ctx, result.status), feedback["not_run"].format(error=result.status), [ReportError(result.status, result.message)]
+        message = messages.SANDBOX.get(result.status, messages.SANDBOX["crash"]).format(
+            timeout_s=limits.timeout_s, memory_mb=limits.memory_mb)
+        detail = result.message + (f"\n{result.stderr}" if result.stderr else "")
+        return (not_run(ex, result.status), feedback["not_run"].format(error=result.status),
+                [ReportError(result.status, message, detail)])
     payload = result.payload
-    n_calls = sum(len(c.calls) for c in ctx.suite.checks)
-    if len(payload["statements"]) != len(stmts) or len(payload["calls"]) != n_calls:
-        message = "the sandbox returned a different number of results than it was given"
-        return not_run(ctx, "crash"), feedback["not_run"].format(error="crash"), [ReportError("crash", message)]
+    if len(payload["statements"]) != len(stmts) or len(payload["calls"]) != ex.suite.call_count:
+        error = ReportError("crash", messages.RESULT_MISMATCH, "statement or call count differs")
+        return not_run(ex, "crash"), feedback["not_run"].format(error="crash"), [error]
     outcomes = [Outcome.parse(item) for item in payload["calls"]]
-    checks = visible_results(stmts, payload["statements"]) + judge_suite(ctx.suite, outcomes)
-    errors = []
+    checks = visible_results(stmts, payload["statements"], ex.exercise.id) + judge_suite(ex.suite, outcomes)
+    errors = [ReportError("internal", messages.JUDGE_INTERNAL.format(check=c.id), c.internal) for c in checks if c.internal]
     if payload["memory"]:
-        errors.append(ReportError("memory", f"代码运行时内存不足（上限 {limits.memory_mb} MiB）"))
+        errors.append(ReportError("memory", messages.SANDBOX["memory"].format(memory_mb=limits.memory_mb, timeout_s=0)))
     if payload["blocked"]:
-        errors.append(ReportError("forbidden", "沙箱拒绝了这些操作：" + "、".join(sorted(set(payload["blocked"])))))
+        errors.append(ReportError("forbidden", messages.SANDBOX_BLOCKED.format(events="、".join(sorted(set(payload["blocked"]))))))
     return checks, None, errors
 
 
@@ -220,5 +296,24 @@ def grade_many(paths: Sequence[str], options: Options = Options(), jobs: int = 2
             reports[n] = future.result()
             if progress:
                 progress(reports[n])
-    return reports
+    return _shape_unreadable(reports, options)
 
+
+def _shape_unreadable(reports: list[Report], options: Options) -> list[Report]:
+    """Give reports that have no lesson (unreadable notebooks) the batch's lesson, so every row has the
+    same criteria and maximum (a batch of one lesson is the normal case, even with several lessons)."""
+    if options.lesson:
+        return reports
+    counts = Counter(r.lesson for r in reports if r.lesson and r.max_score)
+    if not counts:
+        return reports
+    batch_lesson = counts.most_common(1)[0][0]
+    rubric = None
+    out = []
+    for r in reports:
+        if r.max_score == 0 and r.lesson is None and r.errors:
+            rubric = rubric or _fallback_rubric(options, batch_lesson)
+            if rubric is not None:
+                r = failed_report(r.submission, list(r.errors), batch_lesson, rubric)
+        out.append(r)
+    return out

@@ -5,9 +5,12 @@ so it imports nothing from the project and not even site-packages are on the pat
 
 1. set its own resource limits (address space, CPU seconds, no file writes, few descriptors, no
    core files) before it reads any untrusted input;
-2. read the whole job from stdin: `{"statements": [{"line", "source", "kind"}], "function",
-   "calls": [[arg, ...], ...], "call_timeout_s", "imports": [...]}` (an arg may be
-   `{"ratio": [k, ...], "denominator": d}`, meaning the list of floats k / d);
+2. read the whole job from stdin: `{"protocol": 2, "statements": [{"line", "source", "kind"}],
+   "function", "calls": [[arg, ...], ...], "call_timeout_s", "imports": [name, ...], "path": [dir, ...]}`;
+   arguments and return values use the typed values of `grader/wire.py` (protocol 2: lists, tagged
+   tuples and dicts, and `{"$": "ratio", ...}` for a list of floats k / d); the modules named in
+   `imports` (declared by the rubric, e.g. `math`) are imported now, before any limit on imports,
+   and bound under their names in the exercise's namespace (the exercise cannot import anything);
 3. as root, drop to the unprivileged UID/GID given (then no child processes: RLIMIT_NPROC 0);
 4. install an audit hook that refuses every audited operation (open, import, exec, compile,
    subprocess, fork, kill, socket, ctypes, frame introspection, ...) once student code runs, and
@@ -27,9 +30,10 @@ import resource
 import signal
 import sys
 
-PROTOCOL = 1
+PROTOCOL = 2
 MAX_ITEMS = 200_000          # longest list accepted in a return value
 MAX_TEXT = 2_000             # longest string kept (messages, returned strings)
+MAX_DEPTH = 8                # nesting of lists / tuples / dicts accepted in a return value
 SINK_KEEP = 4_096            # bytes of student output kept (the rest is only counted)
 EXACT_INT = 2 ** 53          # larger ints cannot become floats exactly
 ALLOWED_EVENTS = frozenset({"builtins.id", "time.sleep"})
@@ -160,7 +164,8 @@ def _describe(exc, guard):
 
 
 def _plain(value, depth=0):
-    """An exact-typed copy fit for JSON, or raise TypeError naming what was refused."""
+    """An exact-typed copy in the typed wire form (see grader/wire.py), or raise TypeError naming
+    what was refused."""
     kind = type(value)
     if kind is float:
         return value
@@ -172,28 +177,50 @@ def _plain(value, depth=0):
         return value
     if kind is str:
         return value[:MAX_TEXT]
-    if (kind is list or kind is tuple) and depth < 3:
+    if depth >= MAX_DEPTH:
+        raise TypeError("value nested too deeply")
+    if kind is list or kind is tuple:
         if len(value) > MAX_ITEMS:
             raise TypeError(f"{_type_name(kind)} longer than {MAX_ITEMS}")
         if set(map(type, value)) <= {float}:   # the common case, checked in C: a list of exact floats
-            return list(value)
-        return [_plain(item, depth + 1) for item in value]
+            items = list(value)
+        else:
+            items = [_plain(item, depth + 1) for item in value]
+        return items if kind is list else {"$": "tuple", "items": items}
+    if kind is dict:
+        if len(value) > MAX_ITEMS:
+            raise TypeError(f"dict longer than {MAX_ITEMS}")
+        pairs = []
+        for key, item in dict.items(value):
+            if type(key) is not str and type(key) is not int:
+                raise TypeError("dict keys must be str or int")
+            pairs.append([_plain(key, depth + 1), _plain(item, depth + 1)])
+        return {"$": "dict", "items": pairs}
     raise TypeError(f"unsupported type {_type_name(kind)}")
 
 
-def _argument(arg):
-    """A fresh copy of one argument; {"ratio": [k, ...], "denominator": d} means [k / d, ...]."""
+def _argument(arg, depth=0):
+    """A fresh Python value from one typed wire argument (see grader/wire.py)."""
+    if type(arg) is list:
+        return [_argument(a, depth + 1) for a in arg]
     if type(arg) is dict:
-        denominator = arg["denominator"]
-        return [k / denominator for k in arg["ratio"]]
-    return list(arg) if type(arg) is list else arg
+        tag = arg.get("$")
+        if tag == "ratio":
+            denominator = arg["denominator"]
+            return [k / denominator for k in arg["counts"]]
+        if tag == "tuple":
+            return tuple(_argument(a, depth + 1) for a in arg["items"])
+        if tag == "dict":
+            return {k: _argument(v, depth + 1) for k, v in arg["items"]}
+        raise ValueError("untagged object in the job")
+    return arg
 
 
 def _is_memory(exc):
     return issubclass(type(exc), MemoryError)
 
 
-def run(job, guard):
+def run(job, guard, modules):
     statements = []
     for item in job["statements"]:
         padded = "\n" * (int(item["line"]) - 1) + item["source"]
@@ -204,6 +231,7 @@ def run(job, guard):
                  "globals", "locals", "vars", "getattr", "setattr", "delattr", "exit", "quit"):
         safe_builtins.pop(name, None)
     namespace = {"__builtins__": safe_builtins, "__name__": "__exercise__"}
+    namespace.update(modules)
     memory = False
 
     def run_statement(code):
@@ -247,8 +275,13 @@ def main(argv):
     result_fd, memory_mb, cpu_s, uid, gid = (int(a) for a in argv[1:6])
     _set_limits(memory_mb, cpu_s)
     job = json.loads(sys.stdin.buffer.read())
+    if job.get("protocol") != PROTOCOL:
+        raise SystemExit(f"job protocol {job.get('protocol')!r}, harness protocol {PROTOCOL}")
+    sys.path.extend(job.get("path", []))
+    modules = {}
     for name in job.get("imports", []):
         __import__(name)
+        modules[name.rpartition(".")[2]] = sys.modules[name]
     dropped = _drop_privileges(uid, gid)
     if dropped:
         _limit(resource.RLIMIT_NPROC, 0)
@@ -263,7 +296,7 @@ def main(argv):
     sys.stdout = sys.stderr = sink
     sys.addaudithook(guard.hook)
     try:
-        result = run(job, guard)
+        result = run(job, guard, modules)
     except MemoryError:
         result = {"protocol": PROTOCOL, "fatal": "memory"}
     guard.armed = False

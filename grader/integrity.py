@@ -16,7 +16,8 @@ import io
 import tokenize
 from dataclasses import dataclass
 
-BLANK = "______"
+from .lesson import BLANK
+
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
 _STRUCTURE = {tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE}
 _OPEN, _CLOSE = set("([{"), set(")]}")

@@ -1,8 +1,12 @@
 """Load and validate `lessons/<lesson>.rubric.yml` into frozen dataclasses.
 
-The rubric is data: points, the checks behind each code criterion, concept groups and levels for
-free-text criteria, veto heuristics, hidden-check seeds and tolerances, sandbox limits, feedback
-texts. A malformed rubric raises RubricError naming the file and the key.
+The rubric is data: points, the pass rule, the exercises (each with its function, its check builder
+in `lessons/<lesson>.checks.py` and that builder's own `hidden:` settings), the checks behind each
+code criterion, the free-text criteria, veto heuristics, sandbox limits, feedback texts. The engine
+knows nothing about any one lesson: a lesson's specifics live in its files under `lessons/`.
+A malformed rubric raises RubricError naming the file and the key.
+
+Older single-exercise rubrics (`exercise:` plus a top-level `hidden:`) still load.
 """
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from .paths import ROOT, lesson_files
 
 
 class RubricError(ValueError):
@@ -42,6 +46,8 @@ class Criterion:
     description: str
     kind: str                                  # "code" or "text"
     checks: tuple[str, ...] = ()               # code: every listed check must pass
+    exercise: str | None = None                # code: the exercise whose checks these are
+    optional: bool = False                     # outside max_score: reported separately (a challenge)
     answer: str | None = None                  # text: the answer cell's course_id
     prose: bool = True                         # text: sentence / copy / keyword-list rules apply
     concepts: tuple[Concept, ...] = ()
@@ -63,9 +69,13 @@ class Veto:
 
 @dataclass(frozen=True)
 class Exercise:
-    id: str
-    function: str
-    checks: str
+    id: str                   # course_id of the exercise cell in the lesson and the notebooks
+    function: str             # the function the hidden checks call
+    checks: str               # the check builder's name in lessons/<lesson>.checks.py
+    hidden: dict              # that builder's own settings (it validates them)
+    imports: tuple[str, ...] = ()     # modules bound in the sandbox namespace (e.g. math)
+    scored: bool = True       # False: a challenge, outside max_score, reported separately
+    title: str = ""
 
 
 @dataclass(frozen=True)
@@ -76,13 +86,13 @@ class SandboxSettings:
 
 
 @dataclass(frozen=True)
-class HiddenSettings:
-    seed: int
-    tolerance: float
-    random_cases: int
-    random_max_vocab: int
-    identity_cases: int
-    large_vocab: int
+class PassRule:
+    """Passed iff score >= min_score, every `require`d criterion has full points, and (when
+    `no_vetoes`) no veto remains."""
+
+    min_score: int
+    require: tuple[str, ...] = ()
+    no_vetoes: bool = True
 
 
 @dataclass(frozen=True)
@@ -101,13 +111,37 @@ class Rubric:
     path: Path
     max_score: int
     pass_score: int
-    exercise: Exercise
+    exercises: tuple[Exercise, ...]
+    seed: int                 # every hidden input derives from it (mixed with the instructor's salt)
+    pass_rule: PassRule
     sandbox: SandboxSettings
-    hidden: HiddenSettings
     text: TextSettings
     feedback: dict
     criteria: tuple[Criterion, ...]
     vetoes: tuple[Veto, ...]
+
+    @property
+    def exercise(self) -> Exercise:
+        """The first scored exercise (single-exercise lessons)."""
+        return next(e for e in self.exercises if e.scored)
+
+    def exercise_by_id(self, exercise_id: str) -> Exercise:
+        for item in self.exercises:
+            if item.id == exercise_id:
+                return item
+        raise KeyError(exercise_id)
+
+    @property
+    def checks_path(self) -> Path:
+        return self.path.with_name(self.path.name[: -len(".rubric.yml")] + ".checks.py")
+
+    @property
+    def scored_criteria(self) -> tuple[Criterion, ...]:
+        return tuple(c for c in self.criteria if not c.optional)
+
+    @property
+    def optional_criteria(self) -> tuple[Criterion, ...]:
+        return tuple(c for c in self.criteria if c.optional)
 
     def criterion(self, criterion_id: str) -> Criterion:
         for item in self.criteria:
@@ -129,7 +163,7 @@ FEEDBACK_KEYS = ("empty", "missing_cell", "keyword_list", "copy", "missing", "fu
 
 
 def rubric_path(lesson: str, root: Path = ROOT) -> Path:
-    return root / "lessons" / f"{lesson}.rubric.yml"
+    return lesson_files(lesson, root).rubric
 
 
 def load_rubric(path: str | Path) -> Rubric:
@@ -193,31 +227,82 @@ class _Reader:
 
 def parse_rubric(data, path: Path) -> Rubric:
     top = _Reader(data, path, "")
-    ex, sb, hd, tx = top.sub("exercise"), top.sub("sandbox"), top.sub("hidden"), top.sub("text")
+    sb, tx = top.sub("sandbox"), top.sub("text")
     feedback = top.get("feedback", dict)
     for key in FEEDBACK_KEYS:
         if not isinstance(feedback.get(key), str):
             top.fail(f"feedback.{key}", "missing or not a string")
+    exercises, seed = _exercises(top, path)
+    pass_score = top.get("pass_score", int)
+    rule = top.sub("pass") if "pass" in top.data else None
+    pass_rule = PassRule(rule.get("min_score", int, pass_score) if rule else pass_score,
+                         rule.strings("require") if rule else (),
+                         rule.get("no_vetoes", bool, True) if rule else True)
+    default_exercise = exercises[0].id
+    criteria = tuple(_criterion(item, path, f"criteria[{n}]", default_exercise)
+                     for n, item in enumerate(top.get("criteria", list)))
+    scored = {e.id: e.scored for e in exercises}
+    criteria = tuple(_with_optional(c, scored, top, n) for n, c in enumerate(criteria))
     rubric = Rubric(
         lesson=top.get("lesson", str),
         path=path,
         max_score=top.get("max_score", int),
-        pass_score=top.get("pass_score", int),
-        exercise=Exercise(ex.get("id", str), ex.get("function", str), ex.get("checks", str)),
+        pass_score=pass_score,
+        exercises=exercises,
+        seed=seed,
+        pass_rule=pass_rule,
         sandbox=SandboxSettings(sb.get("timeout_s", float), sb.get("call_timeout_s", float), sb.get("memory_mb", int)),
-        hidden=HiddenSettings(hd.get("seed", int), hd.get("tolerance", float), hd.get("random_cases", int),
-                              hd.get("random_max_vocab", int), hd.get("identity_cases", int), hd.get("large_vocab", int)),
         text=TextSettings(tx.get("min_sentences", int), tx.get("min_sentence_chars", int), tx.strings("predicate_words"),
                           tx.get("copy_ngram", int), tx.get("copy_threshold", float), tx.get("copy_min_chars", int)),
         feedback=dict(feedback),
-        criteria=tuple(_criterion(item, path, f"criteria[{n}]") for n, item in enumerate(top.get("criteria", list))),
+        criteria=criteria,
         vetoes=tuple(_veto(item, path, f"vetoes[{n}]") for n, item in enumerate(top.get("vetoes", list))),
     )
     _check_totals(rubric, top)
     return rubric
 
 
-def _criterion(data, path: Path, where: str) -> Criterion:
+def _exercises(top: _Reader, path: Path) -> tuple[tuple[Exercise, ...], int]:
+    """(exercises, seed) from `exercises:` + `seed:`, or the older `exercise:` + `hidden:` form."""
+    if "exercises" in top.data:
+        items = top.get("exercises", list)
+        seed = top.get("seed", int)
+    else:
+        old = dict(top.get("exercise", dict))
+        hidden = dict(top.get("hidden", dict, {}))
+        seed = hidden.pop("seed", None)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            top.fail("hidden.seed", "missing or not an integer")
+        items = [{**old, "hidden": hidden}]
+    exercises = []
+    for n, item in enumerate(items):
+        r = _Reader(item, path, f"exercises[{n}]")
+        hidden = r.get("hidden", dict, {})
+        if not all(isinstance(k, str) for k in hidden):
+            r.fail("hidden", "keys must be strings")
+        exercises.append(Exercise(r.get("id", str), r.get("function", str), r.get("checks", str), dict(hidden),
+                                  r.strings("imports"), r.get("scored", bool, True), r.get("title", str, "")))
+    if not exercises:
+        top.fail("exercises", "a lesson needs at least one exercise")
+    if not any(e.scored for e in exercises):
+        top.fail("exercises", "at least one exercise must be scored")
+    ids = [e.id for e in exercises]
+    if len(set(ids)) != len(ids):
+        top.fail("exercises", "duplicate exercise id")
+    return tuple(exercises), seed
+
+
+def _with_optional(criterion: Criterion, scored: dict, top: _Reader, n: int) -> Criterion:
+    if criterion.kind != "code":
+        return criterion
+    if criterion.exercise not in scored:
+        top.fail(f"criteria[{n}].exercise", f"unknown exercise {criterion.exercise!r}")
+    if scored[criterion.exercise]:
+        return criterion
+    return Criterion(**{**criterion.__dict__, "optional": True})
+
+
+def _criterion(data, path: Path, where: str, default_exercise: str) -> Criterion:
     r = _Reader(data, path, where)
     kind = r.get("kind", str)
     points = r.get("points", int)
@@ -229,7 +314,7 @@ def _criterion(data, path: Path, where: str) -> Criterion:
         checks = r.strings("checks")
         if not checks:
             r.fail("checks", "a code criterion needs at least one check")
-        return Criterion(**common, checks=checks)
+        return Criterion(**common, checks=checks, exercise=r.get("exercise", str, default_exercise))
     if kind != "text":
         r.fail("kind", f"expected 'code' or 'text', got {kind!r}")
     concepts = []
@@ -279,12 +364,15 @@ def _check_totals(rubric: Rubric, top: _Reader) -> None:
     ids = [c.id for c in rubric.criteria] + [v.id for v in rubric.vetoes]
     if len(set(ids)) != len(ids):
         top.fail("criteria", "duplicate criterion or veto id")
-    total = sum(c.points for c in rubric.criteria)
+    total = sum(c.points for c in rubric.scored_criteria)
     if total != rubric.max_score:
-        top.fail("max_score", f"is {rubric.max_score} but the criteria add up to {total}")
+        top.fail("max_score", f"is {rubric.max_score} but the scored criteria add up to {total}")
     if not 0 < rubric.pass_score <= rubric.max_score:
         top.fail("pass_score", "must be between 1 and max_score")
-    if not 0 < rubric.hidden.tolerance < 1:
-        top.fail("hidden.tolerance", "must be between 0 and 1")
+    if not 0 < rubric.pass_rule.min_score <= rubric.max_score:
+        top.fail("pass.min_score", "must be between 1 and max_score")
+    unknown = [c for c in rubric.pass_rule.require if c not in {x.id for x in rubric.scored_criteria}]
+    if unknown:
+        top.fail("pass.require", f"unknown or optional criteria {unknown}")
     if rubric.sandbox.timeout_s <= 0 or rubric.sandbox.call_timeout_s <= 0 or rubric.sandbox.memory_mb < 64:
         top.fail("sandbox", "timeouts must be positive and memory_mb at least 64")

@@ -23,8 +23,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .wire import PROTOCOL
+
 HARNESS = Path(__file__).with_name("harness.py")
-PROTOCOL = 1
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class RunResult:
-    """status: "ok" (payload is the validated result), "timeout", "memory" or "crash"."""
+    """status: "ok" (payload is the validated result), "timeout", "memory", "killed" or "crash"."""
 
     status: str
     payload: dict | None
@@ -161,8 +162,13 @@ def _verdict(raw: bytes, stderr: str, returncode, timed_out: bool, oversize: boo
     if timed_out:
         return RunResult("timeout", None, f"no result within {limits.timeout_s:g} s (wall clock); the process group was killed",
                          returncode, tail, wall)
-    if returncode in (-signal.SIGXCPU, -signal.SIGKILL) and not raw:
+    if returncode == -signal.SIGXCPU and not raw:
         return RunResult("timeout", None, f"killed after {limits.cpu_s} s of CPU time", returncode, tail, wall)
+    if returncode == -signal.SIGKILL and not raw:
+        if wall >= limits.cpu_s:   # RLIMIT_CPU's hard limit ends in SIGKILL one second after SIGXCPU
+            return RunResult("timeout", None, f"killed after {limits.cpu_s} s of CPU time", returncode, tail, wall)
+        return RunResult("killed", None, f"killed by SIGKILL after {wall:.1f} s, before any time limit "
+                         "(most likely the machine ran out of memory)", returncode, tail, wall)
     if oversize:
         return RunResult("crash", None, f"result larger than {limits.max_result_bytes} bytes", returncode, tail, wall)
     if "MemoryError" in stderr and not raw:
@@ -189,7 +195,7 @@ def _is_error(obj) -> bool:
 def validate(payload) -> str:
     """'' when `payload` has the shape harness.py promises, else what is wrong."""
     if type(payload) is not dict or payload.get("protocol") != PROTOCOL:
-        return "not a protocol-1 object"
+        return f"not a protocol-{PROTOCOL} object"
     if "fatal" in payload:
         return "" if payload["fatal"] == "memory" else "unknown fatal error"
     for key, kind in (("statements", list), ("calls", list), ("memory", bool), ("blocked", list)):

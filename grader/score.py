@@ -8,7 +8,11 @@ Rules (the rubric supplies the numbers):
 - a text criterion's points come from grader/text.py;
 - an instructor override may set a criterion's points or clear a veto for one submission; the
   report keeps what it replaced;
-- passed iff score >= pass_score, no veto remains, and no error was reported.
+- criteria of an unscored exercise (a challenge) are reported separately (`optional`) and do not
+  count toward the score;
+- passed iff the rubric's pass rule holds — score >= pass.min_score, every `pass.require`d
+  criterion at full points, no veto remaining (when `pass.no_vetoes`) — and no error was reported;
+  `pass_problems` says, in words, which part of the rule failed.
 The dict form (`Report.to_dict`) is the JSON contract; keys may be added, never renamed.
 """
 from __future__ import annotations
@@ -23,7 +27,14 @@ from .vetoes import VetoHit
 @dataclass(frozen=True)
 class ReportError:
     id: str          # invalid_notebook, missing_metadata, missing_cell, unknown_lesson, rubric, integrity,
-    message: str     # forbidden, timeout, memory, crash, internal
+    message: str     # forbidden, timeout, memory, killed, crash, internal
+    detail: str = ""     # for the instructor: a traceback or the sandbox's own words (never shown to students)
+
+    def to_dict(self) -> dict:
+        out = {"id": self.id, "message": self.message}
+        if self.detail:
+            out["detail"] = self.detail
+        return out
 
 
 @dataclass(frozen=True)
@@ -73,6 +84,14 @@ class Report:
     override_note: str = ""
     hidden_checks: int = 0
     hidden_calls: int = 0
+    optional: tuple[CriterionScore, ...] = ()       # a challenge's criteria: reported, not counted
+    warnings: tuple[str, ...] = ()                  # things an instructor should look at (needs_review)
+    pass_problems: tuple[str, ...] = ()             # why the pass rule did not hold, in words
+    pass_rule: dict | None = None                   # the rule as data, for the reports
+
+    @property
+    def status(self) -> str:
+        return "passed" if self.passed else "failed"
 
     def to_dict(self) -> dict:
         out = {
@@ -82,12 +101,21 @@ class Report:
             "max_score": self.max_score,
             "threshold": self.threshold,
             "passed": self.passed,
+            "status": self.status,
             "needs_review": self.needs_review,
             "criteria": [c.to_dict() for c in self.criteria],
             "vetoes": [{"id": v.id, "evidence": v.evidence, "answer": v.answer, "message": v.message} for v in self.vetoes],
-            "errors": [{"id": e.id, "message": e.message} for e in self.errors],
-            "checks": [{"id": c.id, "passed": c.passed, "public": c.public, "message": c.message} for c in self.checks],
+            "errors": [e.to_dict() for e in self.errors],
+            "checks": [{"id": c.id, "exercise": c.exercise, "passed": c.passed, "public": c.public, "message": c.message}
+                       for c in self.checks],
+            "pass_problems": list(self.pass_problems),
         }
+        if self.pass_rule:
+            out["pass_rule"] = dict(self.pass_rule)
+        if self.optional:
+            out["optional"] = [c.to_dict() for c in self.optional]
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         if self.vetoes_cleared:
             out["vetoes_cleared"] = [dict(v) for v in self.vetoes_cleared]
         if self.override_note:
@@ -96,20 +124,24 @@ class Report:
 
 
 def code_score(criterion, checks: dict, code_problem: str | None) -> CriterionScore:
+    """`checks`: (exercise id, check id) -> CheckResult."""
     if code_problem:
         return CriterionScore(criterion.id, criterion.title, "code", 0, criterion.points, code_problem,
                               checks=criterion.checks)
-    failed = []
+    failed, internal = [], False
     for check_id in criterion.checks:
-        result = checks.get(check_id)
+        result = checks.get((criterion.exercise, check_id))
         if result is None:
             failed.append(f"{check_id}：未运行")
+        elif result.internal:
+            internal = True
+            failed.append(result.message)
         elif not result.passed:
             label = result.title or check_id
             failed.append(f"{label}：{result.message}" if result.public else f"隐藏检查 {check_id}：{result.message}")
     if failed:
         return CriterionScore(criterion.id, criterion.title, "code", 0, criterion.points, "；".join(failed),
-                              checks=criterion.checks)
+                              needs_review=internal, checks=criterion.checks)
     return CriterionScore(criterion.id, criterion.title, "code", criterion.points, criterion.points,
                           f"{len(criterion.checks)} 项检查全部通过", checks=criterion.checks)
 
@@ -128,34 +160,57 @@ def _apply_override(item: CriterionScore, override: Override | None) -> Criterio
                           {"from": item.points, "to": to, "by": override.by})
 
 
-def score(rubric, submission: str, *, checks: list[CheckResult] = (), code_problem: str | None = None,
+def pass_problems(rubric, total: int, items, vetoes, errors) -> list[str]:
+    """Which parts of the rubric's pass rule fail, in words (empty: passed)."""
+    rule, problems = rubric.pass_rule, []
+    if total < rule.min_score:
+        problems.append(f"总分 {total} 低于通过线 {rule.min_score}/{rubric.max_score}")
+    by_id = {item.id: item for item in items}
+    for criterion_id in rule.require:
+        item = by_id.get(criterion_id)
+        if item is not None and item.points < item.max_points:
+            problems.append(f"必须拿满的「{item.title}」只得了 {item.points}/{item.max_points}")
+    if rule.no_vetoes and vetoes:
+        problems.append("触发了否决规则：" + "、".join(sorted({v.id for v in vetoes})))
+    if errors:
+        problems.append("评分时出现错误：" + "、".join(dict.fromkeys(e.id for e in errors)))
+    return problems
+
+
+def score(rubric, submission: str, *, checks: list[CheckResult] = (), code_problem: str | dict | None = None,
           texts: dict | None = None, vetoes: list[VetoHit] = (), errors: list[ReportError] = (),
-          override: Override | None = None, hidden: tuple[int, int] = (0, 0)) -> Report:
-    """The report for one submission. `texts`: criterion id -> TextResult (missing ones score 0)."""
-    by_id = {c.id: c for c in checks}
+          override: Override | None = None, hidden: tuple[int, int] = (0, 0), warnings: tuple[str, ...] = ()) -> Report:
+    """The report for one submission. `texts`: criterion id -> TextResult (missing ones score 0).
+    `code_problem`: why every code criterion is 0 (a string), or per exercise id (a dict)."""
+    by_id = {(c.exercise or rubric.exercise.id, c.id): c for c in checks}
     texts = texts or {}
-    items = []
+    problems = code_problem if isinstance(code_problem, dict) else {e.id: code_problem for e in rubric.exercises}
+    items, optional = [], []
     for criterion in rubric.criteria:
         if criterion.kind == "code":
-            item = code_score(criterion, by_id, code_problem)
+            item = code_score(criterion, by_id, problems.get(criterion.exercise))
         elif criterion.id in texts:
             item = text_score(criterion, texts[criterion.id])
         else:
             item = CriterionScore(criterion.id, criterion.title, "text", 0, criterion.points, "未评分（提交无法读取）")
-        items.append(_apply_override(item, override))
+        (optional if criterion.optional else items).append(_apply_override(item, override))
     cleared = set(override.clear_vetoes) if override else set()
     kept = tuple(v for v in vetoes if v.id not in cleared)
     dropped = tuple({"id": v.id, "evidence": v.evidence, "by": override.by} for v in vetoes if v.id in cleared)
     total = sum(item.points for item in items)
-    passed = total >= rubric.pass_score and not kept and not errors
-    needs_review = any(item.needs_review for item in items) or bool(kept)
-    return Report(submission, rubric.lesson, total, rubric.max_score, rubric.pass_score, passed, needs_review,
+    why_not = pass_problems(rubric, total, items, kept, errors)
+    needs_review = (any(item.needs_review for item in items + optional) or bool(kept) or bool(warnings)
+                    or any(e.id == "internal" for e in errors))
+    rule = rubric.pass_rule
+    return Report(submission, rubric.lesson, total, rubric.max_score, rule.min_score, not why_not, needs_review,
                   tuple(items), kept, tuple(errors), tuple(checks), dropped, override.note if override else "",
-                  *hidden)
+                  *hidden, optional=tuple(optional), warnings=tuple(warnings), pass_problems=tuple(why_not),
+                  pass_rule={"min_score": rule.min_score, "require": list(rule.require), "no_vetoes": rule.no_vetoes})
 
 
 def failed_report(submission: str, errors: list[ReportError], lesson: str | None = None, rubric=None) -> Report:
     """A report for a submission that could not be read at all (or whose lesson is unknown)."""
     if rubric is not None:
         return score(rubric, submission, code_problem=errors[0].message, errors=errors)
-    return Report(submission, lesson, 0, 0, 0, False, False, (), (), tuple(errors))
+    return Report(submission, lesson, 0, 0, 0, False, False, (), (), tuple(errors),
+                  pass_problems=tuple("评分时出现错误：" + e.id for e in errors[:1]))

@@ -99,8 +99,8 @@ def corpus() -> dict:
     for cell in no_meta["cells"]:
         if cell.get("metadata", {}).get("course_role") == "exercise":
             cell["metadata"] = {}
-    add("correct_cell_metadata_lost", no_meta, **ok,
-        description="the exercise cell lost its metadata: found by similarity to the template")
+    add("correct_cell_metadata_lost", no_meta, **{**ok, "needs_review": True},
+        description="the exercise cell lost its metadata: found by similarity to the template (flagged for review)")
 
     # Wrong code (good answers, so only the code criteria differ).
     wrong = {"passed": False, "score": 7, "errors": [], "vetoes": []}

@@ -39,8 +39,11 @@ def test_every_listed_check_exists(ctx):
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda d: d.pop("hidden"), "hidden: missing"),
-    (lambda d: d["criteria"][0].update(points=5), "max_score: is 10 but the criteria add up to 13"),
+    (lambda d: d.pop("seed"), "seed: missing"),
+    (lambda d: d["exercises"][0].pop("function"), "exercises[0].function: missing"),
+    (lambda d: d["criteria"][0].update(exercise="nope"), "unknown exercise"),
+    (lambda d: d["pass"].update(require=["Q9"]), "pass.require"),
+    (lambda d: d["criteria"][0].update(points=5), "max_score: is 10 but the scored criteria add up to 13"),
     (lambda d: d["criteria"][3]["concepts"][0].update(patterns=["min(("]), "bad regular expression"),
     (lambda d: d["criteria"][3]["levels"][0].update(require=["nope"]), "unknown concept ids"),
     (lambda d: d["criteria"][0].update(kind="essay"), "expected 'code' or 'text'"),

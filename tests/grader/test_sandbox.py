@@ -5,13 +5,13 @@ import textwrap
 import pytest
 
 from grader import sandbox
-from grader.rubric import ROOT
+from grader.paths import ROOT
 
 FAST = sandbox.Limits(timeout_s=5, call_timeout_s=1, memory_mb=256)
 
 
 def run(code, calls=([1.0],), function="f", limits=FAST, **extra):
-    job = {"statements": [{"line": 1, "source": textwrap.dedent(code), "kind": "stmt"}], "function": function,
+    job = {"protocol": sandbox.PROTOCOL, "statements": [{"line": 1, "source": textwrap.dedent(code), "kind": "stmt"}], "function": function,
            "calls": [list(c) for c in calls], "call_timeout_s": limits.call_timeout_s, **extra}
     return sandbox.run(job, limits)
 
@@ -27,7 +27,7 @@ def test_plain_values_come_back():
 
 
 def test_ratio_arguments_are_rebuilt_as_floats():
-    result = run("def f(v):\n    return v", calls=[[{"ratio": [1, 3, 999999], "denominator": 10**6}]])
+    result = run("def f(v):\n    return v", calls=[[{"$": "ratio", "counts": [1, 3, 999999], "denominator": 10**6}]])
     assert only_call(result)["value"] == [1 / 10**6, 3 / 10**6, 999999 / 10**6]
 
 
@@ -155,10 +155,10 @@ def test_oversized_result_is_a_crash(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("payload, problem", [
     ([], "protocol"),
-    ({"protocol": 1, "statements": [], "calls": [{"ok": True}], "memory": False, "blocked": []}, "no value"),
-    ({"protocol": 1, "statements": [{"ok": False}], "calls": [], "memory": False, "blocked": []}, "no error"),
-    ({"protocol": 1, "statements": [], "calls": [], "memory": "no", "blocked": []}, "memory"),
-    ({"protocol": 1, "statements": [], "calls": [{"ok": False, "error": {"type": 1}}], "memory": False, "blocked": []},
+    ({"protocol": sandbox.PROTOCOL, "statements": [], "calls": [{"ok": True}], "memory": False, "blocked": []}, "no value"),
+    ({"protocol": sandbox.PROTOCOL, "statements": [{"ok": False}], "calls": [], "memory": False, "blocked": []}, "no error"),
+    ({"protocol": sandbox.PROTOCOL, "statements": [], "calls": [], "memory": "no", "blocked": []}, "memory"),
+    ({"protocol": sandbox.PROTOCOL, "statements": [], "calls": [{"ok": False, "error": {"type": 1}}], "memory": False, "blocked": []},
      "neither"),
 ])
 def test_validate_rejects_malformed_results(payload, problem):

@@ -8,8 +8,8 @@ CONTRACT = {"submission", "lesson", "score", "max_score", "threshold", "passed",
 
 
 def all_checks(rubric, failing=()):
-    ids = {c for criterion in rubric.code_criteria for c in criterion.checks}
-    return [CheckResult(i, i not in failing, "ok" if i not in failing else "不一致", i.startswith("visible")) for i in ids]
+    return [CheckResult(i, i not in failing, "ok" if i not in failing else "不一致", i.startswith("visible"), exercise=criterion.exercise)
+            for criterion in rubric.code_criteria for i in criterion.checks]
 
 
 def full_texts(rubric, **points):
@@ -30,7 +30,9 @@ def test_code_criteria_are_all_or_nothing(rubric):
     points = {c.id: c.points for c in report.criteria}
     assert points["code.main_path"] == 0 and points["code.boundary"] == 1
     assert "隐藏检查 main.identity" in report.criteria[0].feedback
-    assert report.score == 8 and report.passed
+    # The seed's pass rule: 8 points are not enough when the code exercise's main path fails.
+    assert report.score == 8 and not report.passed
+    assert any("代码·主路径" in p for p in report.pass_problems)
 
 
 def test_code_problem_zeroes_every_code_criterion(rubric):
