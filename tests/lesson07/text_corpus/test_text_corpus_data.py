@@ -1,0 +1,94 @@
+"""The hand-graded text corpus is well formed, big enough, and its validator rejects bad entries."""
+import importlib.util
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+_spec = importlib.util.spec_from_file_location("text_corpus_stats", HERE / "stats.py")
+stats = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(stats)
+
+MINIMUM = {"dev.yml": (130, 28), "holdout.yml": (48, 12)}
+INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return {name: stats.load(HERE / name) for name in MINIMUM}
+
+
+def test_entries_are_valid_and_ids_unique_across_files(corpus):
+    seen = {}
+    errors = [p for name, entries in corpus.items() for p in stats.problems(entries, name, seen)]
+    assert errors == []
+
+
+@pytest.mark.parametrize("name", sorted(MINIMUM))
+def test_size_per_question(corpus, name):
+    total, per_question = MINIMUM[name]
+    entries = corpus[name]
+    assert len(entries) >= total
+    counts = Counter(e["question"] for e in entries)
+    assert {q: counts[q] >= per_question for q in stats.MAX_POINTS} == dict.fromkeys(stats.MAX_POINTS, True)
+
+
+def test_holdout_answers_are_not_dev_answers(corpus):
+    dev = {e["answer"].strip() for e in corpus["dev.yml"] if e["answer"].strip()}
+    assert [e["id"] for e in corpus["holdout.yml"] if e["answer"].strip() in dev] == []
+
+
+def test_every_question_has_every_grade(corpus):
+    for name, entries in corpus.items():
+        grades = {(e["question"], e["points"]) for e in entries}
+        for q, top in stats.MAX_POINTS.items():
+            assert {(q, p) for p in range(top + 1)} <= grades, (name, q)
+
+
+def test_zero_width_copies_really_hide_characters(corpus):
+    copies = [e for entries in corpus.values() for e in entries if e["style"] == "copy-zw"]
+    assert copies
+    assert [e["id"] for e in copies if not any(c in e["answer"] for c in INVISIBLE)] == []
+
+
+def test_correct_because_close_always_vetoes(corpus):
+    bad = [e["id"] for entries in corpus.values() for e in entries
+           if "correct_because_close" in e["misconceptions"]
+           and "veto.correctness_vs_performance" not in e["vetoes"]]
+    assert bad == []
+
+
+def _entry(**overrides):
+    e = {"id": "x-1", "question": "Q1", "style": "terse", "answer": "a", "points": 1,
+         "misconceptions": [], "vetoes": [], "why": "because"}
+    e.update(overrides)
+    return e
+
+
+@pytest.mark.parametrize("entry, fragment", [
+    ({k: v for k, v in _entry().items() if k != "why"}, "missing why"),
+    (_entry(extra=1), "unknown field extra"),
+    (_entry(question="Q4"), "question 'Q4'"),
+    (_entry(question="code-map", points=2), "not in 0..1"),
+    (_entry(points=True), "not in 0..2"),
+    (_entry(points=2, misconceptions=["resample_from_p"]), "exceeds the cap 0"),
+    (_entry(misconceptions=["made_up"]), "unknown id"),
+    (_entry(vetoes=["veto.nope"]), "unknown id"),
+    (_entry(why="  "), "why must say why"),
+    (_entry(answer=None), "answer must be a string"),
+])
+def test_validator_rejects_bad_entries(entry, fragment):
+    errors = stats.problems([entry], "t.yml", {})
+    assert any(fragment in e for e in errors), errors
+
+
+def test_validator_rejects_duplicate_ids():
+    errors = stats.problems([_entry(), _entry()], "t.yml", {})
+    assert any("duplicate id" in e for e in errors)
+
+
+def test_readme_tables_are_current(corpus):
+    readme = (HERE / "README.md").read_text(encoding="utf-8")
+    for name, entries in corpus.items():
+        assert stats.report(name, entries).strip() in readme, f"README.md is stale for {name}: rerun stats.py"
