@@ -151,9 +151,14 @@
     return node;
   }
 
+  function label(q) {
+    var id = q.answer_id || q.criterion || "", title = q.title || "";
+    return title.indexOf(id) === 0 ? title : (id && title ? id + " · " + title : id || title);
+  }
+
   function questionCard(q) {
     var card = el("section", { className: "card" }, [
-      el("h2", { text: (q.answer_id || q.criterion || "") + " · " + (q.title || "") + (q.max_points !== null && q.max_points !== undefined ? "（" + q.max_points + " 分）" : "") })
+      el("h2", { text: label(q) + (q.max_points !== null && q.max_points !== undefined ? "（" + q.max_points + " 分）" : "") })
     ]);
     if (q.question) { card.appendChild(el("div", { className: "question", text: q.question })); }
     if (q.description) { card.appendChild(el("p", { className: "muted", text: "评分标准：" + q.description })); }
@@ -215,7 +220,7 @@
     state.groups.forEach(function (g, n) {
       if (g.q !== lastQ) {
         var q = questions[g.q] || {};
-        frag.appendChild(el("h3", { text: (q.answer_id || q.criterion || "") + " · " + (q.title || "") }));
+        frag.appendChild(el("h3", { text: label(q) }));
         lastQ = g.q;
       }
       var first = items[g.items[0]] || {};
