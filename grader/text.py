@@ -1,91 +1,29 @@
-"""Free-text answers: normalise, find concept groups, detect keyword lists and near copies. Pure.
+"""Free-text answers: score the argument, not the vocabulary. Pure.
 
-The heuristics, all tunable in the rubric's `text` section:
-- concept groups: present when any term (substring) or pattern (regex) occurs in the normalised
-  answer; the criterion's `levels` turn the number of groups (and required ones) into 2 / 1 / 0;
-- keyword list: the answer is split into clauses at 。！？；，、 and line breaks (parenthesised
-  formulas are removed first so the commas inside min(p, q) do not split); a clause is
-  sentence-like when it has at least `min_sentence_chars` characters and a predicate word
-  (是, 等于, 因为, 所以, 必须, ... / is, must, because, ...). Fewer than `min_sentences` sentence-like
-  clauses: no full credit, needs_review;
-- near copy: the share of the answer's character n-grams (whitespace removed) that also occur in
-  the reference answer; at or above `copy_threshold`: no full credit, needs_review. References
-  shorter than `copy_min_chars` are not compared (a one-line naming answer is naturally similar);
-- empty answer (or only the placeholder): 0, needs_review.
+`score_answer` runs, for one answer and one criterion of the rubric (grader/claims.py):
+1. normalisation (grader/normalise.py) and sentences, clauses, negation and question scope
+   (grader/sentences.py); formulas extracted and checked numerically (grader/formulas.py);
+2. claims: each found through its evidence rules in an asserting, non-negated, non-question
+   sentence, or through a true key identity; the code map attaches objects to lines
+   (grader/codemap.py);
+3. the rubric's levels: the first whose claims, spread over sentences and substance are met;
+4. caps: a stated misconception (or a false key identity) caps the points; a keyword list (too few
+   asserting clauses) or a near copy of the reference gives no full credit;
+5. confidence: `low` (with the reason) when a misconception, a false formula, a copy or keyword
+   flag decided the points, when the answer is long but scored low, or when the copy share is in
+   the grey zone; low confidence sets `needs_review`;
+6. feedback, student-safe: the rubric's questions about the missing steps and the sentence to
+   reconsider, never the claim labels or patterns. `evidence` is for the instructor only.
 """
 from __future__ import annotations
 
 import re
-import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-_DASHES = dict.fromkeys(map(ord, "−–—‐‑‒﹣"), "-")
-_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
-_LATEX_WORD = re.compile(r"\\(text|mathrm|mathbf|mathit|mathcal|operatorname|boldsymbol)\s*\{([^{}]*)\}")
-_LATEX_SYMBOLS = {r"\cdot": "·", r"\times": "×", r"\le": "≤", r"\ge": "≥", r"\leq": "≤", r"\geq": "≥", r"\ne": "≠",
-                  r"\neq": "≠", r"\sum": "σ", r"\prod": "∏", r"\mid": "|", r"\in": "∈", r"\equiv": "≡", r"\to": "→",
-                  r"\infty": "∞", r"\alpha": "α", r"\gamma": "γ", r"\beta": "β"}
-_LATEX_SYMBOL = re.compile(r"\\(" + "|".join(sorted((k[1:] for k in _LATEX_SYMBOLS), key=len, reverse=True)) + r")(?![a-zA-Z])")
-_MARKUP = re.compile(r"```\w*|`|\*\*|\$|^\s{0,3}(#{1,6}|>|[-*+]|\d+[.)])\s+", re.MULTILINE)
-_CLAUSE_SPLIT = re.compile(r"[。！？!?；;，,、:：\n]|\.(?=\s|$)")
-_SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?；;])|\n+|(?<=\.)\s+")
-_PARENS = re.compile(r"\([^()]*\)")
-
-
-_WHITESPACE = re.compile(r"\s+")
-
-
-def normalise(text: str) -> str:
-    """NFKC, lower case, one kind of dash, markdown and LaTeX markup removed, single spaces."""
-    text = unicodedata.normalize("NFKC", text or "").translate(_DASHES)
-    text = re.sub(r"\\(left|right|big|Big|bigg|Bigg)(?![a-zA-Z])", "", text)
-    for _ in range(3):
-        text = _FRAC.sub(r"(\1)/(\2)", text)
-    text = _LATEX_WORD.sub(r"\2", text)
-    text = _LATEX_SYMBOL.sub(lambda m: _LATEX_SYMBOLS["\\" + m[1]], text)
-    text = re.sub(r"\\([a-zA-Z]+)", r"\1", text)       # \min -> min, \max -> max
-    text = re.sub(r"\\[,;!: ]", " ", text)
-    text = text.replace("{", "").replace("}", "")
-    text = _MARKUP.sub(" ", text)
-    text = text.lower()
-    # Every whitespace run becomes one character (a newline if it had one): keeps sentence breaks and
-    # stops stacked `\\s*` in rubric patterns from backtracking over long runs.
-    return _WHITESPACE.sub(lambda m: "\n" if "\n" in m[0] else " ", text).strip()
-
-
-def sentences(text: str) -> list[str]:
-    """The answer's sentences as written (for quoting evidence)."""
-    return [s.strip() for s in _SENTENCE_SPLIT.split(text or "") if s and s.strip()]
-
-
-def sentence_like(norm: str, settings) -> list[str]:
-    """Clauses of the normalised answer that read as sentences (see the module docstring)."""
-    flat = norm
-    for _ in range(3):
-        flat = _PARENS.sub(" ", flat)
-    found = []
-    for clause in _CLAUSE_SPLIT.split(flat):
-        clause = clause.strip()
-        if len(re.sub(r"\s", "", clause)) < settings.min_sentence_chars:
-            continue
-        padded = f" {clause} "
-        if any(word in padded for word in settings.predicate_words):
-            found.append(clause)
-    return found
-
-
-def concepts_present(norm: str, concepts) -> list[str]:
-    return [c.id for c in concepts if any(t in norm for t in c.terms) or any(p.search(norm) for p in c.patterns)]
-
-
-def copy_share(answer_norm: str, reference_norm: str, n: int) -> float:
-    """Share of the answer's character n-grams (whitespace removed) that also occur in the reference."""
-    a, r = re.sub(r"\s", "", answer_norm), re.sub(r"\s", "", reference_norm)
-    grams = {a[i:i + n] for i in range(len(a) - n + 1)}
-    if not grams:
-        return 0.0
-    ref = {r[i:i + n] for i in range(len(r) - n + 1)}
-    return len(grams & ref) / len(grams)
+from . import codemap
+from .claims import Analysed, TextCriterion, analyse, formula_sentence, rule_sentence
+from .normalise import compact
+from .sentences import split_sentences, substance
 
 
 @dataclass(frozen=True)
@@ -93,46 +31,224 @@ class TextResult:
     criterion: str
     points: int
     max_points: int
-    matched: tuple[str, ...]
-    missing: tuple[str, ...]          # labels of the concept groups not found
-    flags: tuple[str, ...]            # "empty", "missing_cell", "keyword_list", "copy"
+    matched: tuple[str, ...]          # ids of the claims found
+    missing: tuple[str, ...]          # ids of the claims not found
+    flags: tuple[str, ...]            # empty, missing_cell, keyword_list, copy, misconception, false_formula, swapped
     needs_review: bool
     feedback: str
     copy_share: float = 0.0
+    confidence: str = "high"
+    confidence_reason: str = ""
+    evidence: dict = field(default_factory=dict)
+    answer: str = ""                  # the answer's course_id
+    kind: str = "text"
 
 
-def score_answer(answer: str | None, criterion, reference: str | None, settings, feedback: dict,
-                 check_copy: bool = True) -> TextResult:
+def copy_share(answer: str, reference: str, n: int) -> float:
+    """Share of the answer's character n-grams (normalised, whitespace removed) also in the reference."""
+    grams = shingles(answer, n)
+    if not grams:
+        return 0.0
+    return len(grams & shingles(reference, n)) / len(grams)
+
+
+def shingles(text: str, n: int) -> set[str]:
+    a = compact(text)
+    return {a[i:i + n] for i in range(len(a) - n + 1)}
+
+
+def _quote(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def score_answer(answer: str | None, criterion: TextCriterion, reference: str | None, settings=None,
+                 feedback: dict | None = None, check_copy: bool = True) -> TextResult:
     """Points for one free-text criterion. `answer` is None when the answer cell is missing."""
-    labels = tuple(c.label for c in criterion.concepts)
-    if answer is None or not answer.strip():
+    if not isinstance(criterion, TextCriterion):          # the old rubric model (phase-1 bridge)
+        from .text_legacy import score_answer as legacy
+        return legacy(answer, criterion, reference, settings, feedback, check_copy)
+    feedback = feedback or {}
+    settings = criterion.settings
+    all_ids = tuple(c.id for c in criterion.claims) + tuple(ln.id for ln in criterion.lines)
+    common = dict(criterion=criterion.id, max_points=criterion.points, answer=criterion.answer)
+    if answer is None or not answer.strip() or not re.search(r"\w", compact(answer)):
         flag = "missing_cell" if answer is None else "empty"
-        return TextResult(criterion.id, 0, criterion.points, (), labels, (flag,), True, feedback[flag])
-    norm = normalise(answer)
-    matched = concepts_present(norm, criterion.concepts)
-    points = 0
+        return TextResult(points=0, matched=(), missing=all_ids, flags=(flag,), needs_review=False,
+                          feedback=feedback.get(flag, ""), confidence="high",
+                          confidence_reason="没有答案" if flag == "empty" else "没有答案单元",
+                          evidence={"claims": [], "misconceptions": [], "formulas": [], "flags": [flag], "copy_share": 0.0},
+                          **common)
+    scope = settings.scope
+    sentences = split_sentences(answer, scope)
+    a = analyse(sentences, scope)
+
+    # Claims.
+    found: dict[str, tuple[int, str]] = {}          # id -> (sentence index, via)
+    for claim in criterion.claims:
+        hit = rule_sentence(claim.rules, a, scope) if claim.rules else None
+        if hit is not None:
+            found[claim.id] = (hit, "sentence")
+            continue
+        via = formula_sentence(claim.formulas, a, True) if claim.formulas else None
+        if via is not None:
+            found[claim.id] = (via[0], "formula")
+    swapped = False
+    if criterion.lines:
+        ok, swapped = codemap.attached_lines(codemap.attach(sentences, criterion.lines))
+        for line in criterion.lines:
+            if line.id in ok:
+                found[line.id] = (ok[line.id], "sentence")
+
+    # Misconceptions.
+    stated = []                                      # (misconception, sentence index)
+    for mis in criterion.misconceptions:
+        hit = rule_sentence(mis.rules, a, scope, misconception=True) if mis.rules else None
+        if hit is None and mis.formulas:
+            via = formula_sentence(mis.formulas, a, False)
+            hit = via[0] if via else None
+        if hit is not None:
+            stated.append((mis, hit))
+    false_formulas = [(i, f) for i, fs in enumerate(a.formulas) for f in fs
+                      if f.holds is False and not sentences[i].question and not sentences[i].distanced]
+
+    # Level.
+    n_clauses, n_chars = substance(sentences, scope)
+    points, level_gap = _level(criterion, found, n_chars)
+    flags, notes, reasons = [], [], []
+    raw = points
+    if criterion.prose and n_clauses < settings.min_sentences:
+        flags.append("keyword_list")
+    share = 0.0
+    if check_copy and reference and criterion.prose and len(compact(reference)) >= settings.copy_min_chars:
+        share = copy_share(answer, reference, settings.copy_ngram)
+        if share >= settings.copy_threshold:
+            flags.append("copy")
+    if flags:
+        points = min(points, criterion.points - 1)
+    for mis, _ in stated:
+        points = min(points, mis.cap)
+    if stated:
+        flags.append("misconception")
+    if false_formulas and criterion.false_formula_cap is not None:
+        points = min(points, criterion.false_formula_cap)
+        flags.append("false_formula")
+    if swapped and not all(ln.id in found for ln in criterion.lines):
+        flags.append("swapped")
+        points = min(points, criterion.swapped_cap)
+
+    # Confidence.
+    if stated:
+        reasons.append("陈述了已知误解：" + "；".join(m.label for m, _ in stated))
+    if "false_formula" in flags:
+        reasons.append("有数值上不成立的等式")
+    if "copy" in flags:
+        reasons.append(f"与参考答案重合 {share:.0%}")
+    elif share >= settings.copy_review:
+        reasons.append(f"与参考答案部分重合（{share:.0%}）")
+    if "keyword_list" in flags and raw > points:
+        reasons.append("像关键词罗列：论断没有写成句子")
+    if "swapped" in flags:
+        reasons.append("两行与对象的对应可能颠倒")
+    if not reasons and points < criterion.points and n_chars >= settings.long_answer_chars and level_gap <= 1:
+        reasons.append("答案较长但只差一个论断未被识别，可能是表述方式不同")
+    confidence = "low" if reasons else "high"
+
+    # Feedback (student-safe) and evidence (instructor-only).
+    if stated:
+        for mis, i in stated[:2]:
+            notes.append(feedback.get("misconception", "请重新检查这句话：「{sentence}」").format(sentence=_quote(sentences[i].text)))
+    if "false_formula" in flags:
+        i, f = false_formulas[0]
+        notes.append(feedback.get("false_formula", "这个等式成立吗？「{formula}」").format(formula=_quote(f.text, 120)))
+    if "swapped" in flags:
+        notes.append(feedback.get("swapped", "请再核对一遍：你说的每个对象分别对应哪一行？"))
+    missing = tuple(i for i in all_ids if i not in found)
+    if points < criterion.points:
+        asks = [c.ask for c in criterion.claims if c.id in missing] + [ln.ask for ln in criterion.lines if ln.id in missing]
+        if not asks and level_gap > 0:
+            asks = [feedback.get("more_substance", "请把论证的每一步写成完整的句子，并说明每一步为什么成立。")]
+        notes.extend(asks[:2])
+    if "keyword_list" in flags:
+        notes.append(feedback.get("keyword_list", ""))
+    if "copy" in flags:
+        notes.append(feedback.get("copy", "").format(share=share))
+    message = " ".join(n for n in notes if n) if points < criterion.points or notes else feedback.get("full", "")
+    evidence = {
+        "claims": [{"id": c.id, "label": c.label, "found": c.id in found,
+                    "sentence": _quote(sentences[found[c.id][0]].text) if c.id in found else None,
+                    "via": found[c.id][1] if c.id in found else None} for c in criterion.claims]
+        + [{"id": ln.id, "label": ln.label, "found": ln.id in found,
+            "sentence": _quote(sentences[found[ln.id][0]].text) if ln.id in found else None,
+            "via": "sentence" if ln.id in found else None} for ln in criterion.lines],
+        "misconceptions": [{"id": m.id, "label": m.label, "sentence": _quote(sentences[i].text), "cap": m.cap}
+                           for m, i in stated],
+        "formulas": [{"text": _quote(f.text, 160), "holds": f.holds, "meaning": f.meaning}
+                     for fs in a.formulas for f in fs][:20],
+        "flags": list(flags),
+        "copy_share": round(share, 3),
+    }
+    return TextResult(points=points, matched=tuple(i for i in all_ids if i in found), missing=missing,
+                      flags=tuple(flags), needs_review=confidence == "low", feedback=message or feedback.get("full", ""),
+                      copy_share=round(share, 3), confidence=confidence, confidence_reason="；".join(reasons),
+                      evidence=evidence, **common)
+
+
+def _level(criterion: TextCriterion, found: dict, chars: int) -> tuple[int, int]:
+    """(points of the first level met, how many conditions short the level above is)."""
+    gap_above = 99
     for level in criterion.levels:
-        if len(matched) >= level.min_groups and set(level.require) <= set(matched):
-            points = level.points
-            break
-    flags, notes, share = [], [], 0.0
-    if criterion.prose:
-        if len(sentence_like(norm, settings)) < settings.min_sentences:
-            flags.append("keyword_list")
-            notes.append(feedback["keyword_list"])
-        if check_copy and reference:
-            ref_norm = normalise(reference)
-            if len(ref_norm) >= settings.copy_min_chars:
-                share = copy_share(norm, ref_norm, settings.copy_ngram)
-                if share >= settings.copy_threshold:
-                    flags.append("copy")
-                    notes.append(feedback["copy"].format(share=share))
-        if flags:
-            points = min(points, criterion.points - 1)
-    missing = tuple(c.label for c in criterion.concepts if c.id not in matched)
-    if points == criterion.points and not flags:
-        message = feedback["full"]
-    else:
-        message = " ".join(([feedback["missing"].format(labels="；".join(missing))] if missing else []) + notes)
-    return TextResult(criterion.id, points, criterion.points, tuple(matched), missing, tuple(flags), bool(flags),
-                      message or feedback["full"], round(share, 3))
+        gaps = _gaps(level, found, chars)
+        if gaps == 0:
+            return level.points, gap_above if level.points < criterion.points else 0
+        if level.points == criterion.points or gap_above == 99:
+            gap_above = min(gap_above, gaps)
+    return 0, gap_above
+
+
+def _gaps(level, found: dict, chars: int) -> int:
+    gaps = sum(1 for c in level.all if c not in found)
+    gaps += sum(1 for group in level.any if not any(c in found for c in group))
+    gaps += max(0, level.min_claims - len(found))
+    if len({i for i, _ in found.values()}) < level.min_sentences:
+        gaps += 1
+    if chars < level.min_chars:
+        gaps += 1
+    return gaps
+
+
+# --- batch collusion ------------------------------------------------------------------------------
+def collusion(answers: dict, n: int, threshold: float, min_chars: int, common_share: float = 0.2) -> list[dict]:
+    """Pairs of submissions whose answers to one question share at least `threshold` of their shingles.
+
+    `answers`: submission -> {answer id: text}. An inverted index over hashed shingles (shingles
+    that occur in more than `common_share` of the submissions, e.g. the question's own phrases, are
+    ignored), so the work grows with the shared shingles, not with the square of the batch.
+    Similarity is the shared share of the smaller answer's shingles.
+    """
+    by_question: dict[str, dict[str, set]] = {}
+    for sub, texts in answers.items():
+        for qid, text in (texts or {}).items():
+            if text and len(compact(text)) >= min_chars:
+                by_question.setdefault(qid, {})[sub] = {hash(s) for s in shingles(text, n)}
+    out = []
+    for qid, sets in by_question.items():
+        index: dict[int, list[str]] = {}
+        for sub, grams in sets.items():
+            for g in grams:
+                index.setdefault(g, []).append(sub)
+        limit = max(2, int(common_share * len(sets))) if len(sets) > 10 else len(sets)
+        shared: dict[tuple[str, str], int] = {}
+        for subs in index.values():
+            if len(subs) < 2 or len(subs) > limit:
+                continue
+            subs = sorted(subs)
+            for i in range(len(subs)):
+                for j in range(i + 1, len(subs)):
+                    key = (subs[i], subs[j])
+                    shared[key] = shared.get(key, 0) + 1
+        for (x, y), count in shared.items():
+            sim = count / max(1, min(len(sets[x]), len(sets[y])))
+            if sim >= threshold:
+                out.append({"answer": qid, "a": x, "b": y, "similarity": round(sim, 3)})
+    return sorted(out, key=lambda d: (d["answer"], -d["similarity"], d["a"], d["b"]))

@@ -1,0 +1,339 @@
+"""Claims and misconceptions of a free-text criterion: the rubric's data model and the matcher. Pure.
+
+A criterion lists the *claims* a full answer makes and the *misconceptions* that cap it. Each has
+evidence rules; a rule is a list of terms that must all be found, asserted, in one sentence:
+
+- a string term is a regular expression (case-insensitive, on the lower-cased sentence);
+- `{value: "min(p, q)"}` is found when the sentence contains an expression with that value on random
+  distributions (grader/formulas.py), written with at least the same operations;
+- a term's match counts only when it is not negated in its clause and the sentence is not a
+  question; misconception rules also skip sentences that name what they say as a misunderstanding.
+
+A claim is also found through `formulas`: a true equation in the answer with the same two sides as
+one of the listed identities. A misconception is also found through its `formulas`: the answer
+states that (false) identity. Every claim and misconception carries `examples` (positive sentences
+that must be found, negative ones that must not): the tests run them.
+
+The code-map kind adds `attach`: which object names belong to which filled line, and the cues that
+say which line a sentence speaks about (grader/codemap.py); each line is then a claim.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from . import formulas as fm
+from .sentences import Scope, Sentence, asserting_clauses, negated
+
+
+class TextRubricError(ValueError):
+    """A text criterion or text setting that cannot be used; the message names the key."""
+
+
+@dataclass(frozen=True)
+class Term:
+    pattern: re.Pattern | None = None
+    value: str | None = None           # a canonical expression
+    raw: bool = False                  # the pattern carries its own negation: only cues before it count
+
+
+@dataclass(frozen=True)
+class Rule:
+    terms: tuple[Term, ...]
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    label: str                          # instructor-only: what the claim is
+    ask: str                            # student-safe: a question about the student's own argument
+    rules: tuple[Rule, ...] = ()
+    formulas: tuple[str, ...] = ()      # canonical identities (`lhs = rhs`)
+    examples_pos: tuple[str, ...] = ()
+    examples_neg: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Misconception:
+    id: str
+    label: str                          # instructor-only
+    cap: int                            # the criterion's points are at most this
+    rules: tuple[Rule, ...] = ()
+    formulas: tuple[str, ...] = ()      # false identities that state it
+    examples_pos: tuple[str, ...] = ()
+    examples_neg: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Level:
+    points: int
+    all: tuple[str, ...] = ()                  # every one of these claims
+    any: tuple[tuple[str, ...], ...] = ()      # at least one claim of each group
+    min_claims: int = 0
+    min_sentences: int = 0                     # distinct sentences holding the claims found
+    min_chars: int = 0                         # characters in asserting clauses
+
+
+@dataclass(frozen=True)
+class Line:
+    """Code map: one filled line, the objects that implement it, the cues that name it."""
+
+    id: str
+    label: str
+    ask: str
+    objects: re.Pattern
+    cues: re.Pattern                           # explicit: 第一行, line 1 ...
+    topic: re.Pattern                          # what the line does: 接受, residual ...
+
+
+@dataclass(frozen=True)
+class TextSettings:
+    scope: Scope
+    min_sentences: int
+    copy_ngram: int
+    copy_threshold: float
+    copy_review: float                         # copy share at or above this: low confidence
+    copy_min_chars: int
+    collusion_threshold: float
+    collusion_min_chars: int
+    long_answer_chars: int                     # a long answer scored low: low confidence
+
+
+@dataclass(frozen=True)
+class TextCriterion:
+    id: str
+    points: int
+    answer: str
+    prose: bool
+    settings: TextSettings
+    claims: tuple[Claim, ...]
+    misconceptions: tuple[Misconception, ...]
+    levels: tuple[Level, ...]
+    false_formula_cap: int | None = None       # a false key identity caps at this (None: no cap)
+    lines: tuple[Line, ...] = ()               # code map only
+    swapped_cap: int = 0
+
+
+# --- parsing the rubric's text sections -----------------------------------------------------------
+def _regex(text, where: str) -> re.Pattern:
+    if not isinstance(text, str) or not text:
+        raise TextRubricError(f"{where}: expected a non-empty regular expression")
+    try:
+        return re.compile(text, re.IGNORECASE)
+    except re.error as exc:
+        raise TextRubricError(f"{where}: bad regular expression {text!r}: {exc}") from None
+
+
+def _alternatives(items, where: str) -> re.Pattern:
+    if isinstance(items, str):
+        items = [items]
+    if not isinstance(items, list) or not items:
+        raise TextRubricError(f"{where}: expected a list of regular expressions")
+    for n, item in enumerate(items):
+        _regex(item, f"{where}[{n}]")
+    return _regex("|".join(f"(?:{i})" for i in items), where)
+
+
+def _strings(data: dict, key: str, where: str) -> tuple[str, ...]:
+    items = data.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(s, str) and s for s in items):
+        raise TextRubricError(f"{where}.{key}: expected a list of non-empty strings")
+    return tuple(items)
+
+
+def _need(data: dict, key: str, kind, where: str):
+    if not isinstance(data, dict):
+        raise TextRubricError(f"{where}: expected a mapping")
+    value = data.get(key)
+    if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
+        raise TextRubricError(f"{where}.{key}: missing or not {getattr(kind, '__name__', kind)}")
+    return value
+
+
+def _rules(data: dict, where: str) -> tuple[Rule, ...]:
+    rules = []
+    items = data.get("evidence", [])
+    if not isinstance(items, list):
+        raise TextRubricError(f"{where}.evidence: expected a list of rules")
+    for n, rule in enumerate(items):
+        if isinstance(rule, (str, dict)):
+            rule = [rule]
+        if not isinstance(rule, list) or not rule:
+            raise TextRubricError(f"{where}.evidence[{n}]: expected a list of terms")
+        terms = []
+        for k, term in enumerate(rule):
+            at = f"{where}.evidence[{n}][{k}]"
+            if isinstance(term, dict) and set(term) == {"value"} and isinstance(term["value"], str):
+                try:
+                    fm.canonical(term["value"])
+                except fm.Unparseable:
+                    raise TextRubricError(f"{at}.value: the formula front end cannot parse {term['value']!r}") from None
+                terms.append(Term(value=term["value"]))
+            elif isinstance(term, dict) and set(term) == {"raw"}:
+                terms.append(Term(pattern=_regex(term["raw"], f"{at}.raw"), raw=True))
+            else:
+                terms.append(Term(pattern=_regex(term, at)))
+        rules.append(Rule(tuple(terms)))
+    return tuple(rules)
+
+
+def _formulas(data: dict, where: str, must_hold: bool) -> tuple[str, ...]:
+    out = _strings(data, "formulas", where)
+    for n, text in enumerate(out):
+        try:
+            parsed = fm.canonical(text)
+        except fm.Unparseable:
+            raise TextRubricError(f"{where}.formulas[{n}]: the formula front end cannot parse {text!r}") from None
+        if not isinstance(parsed, fm.Formula):
+            raise TextRubricError(f"{where}.formulas[{n}]: expected an identity `lhs = rhs`")
+        if parsed.holds is not must_hold:
+            raise TextRubricError(f"{where}.formulas[{n}]: {text!r} is {'false' if must_hold else 'true'}")
+    return out
+
+
+def _examples(data: dict, where: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    ex = data.get("examples", {})
+    if not isinstance(ex, dict):
+        raise TextRubricError(f"{where}.examples: expected a mapping with positive / negative")
+    return _strings(ex, "positive", f"{where}.examples"), _strings(ex, "negative", f"{where}.examples")
+
+
+def parse_settings(data: dict, where: str = "text") -> TextSettings:
+    words = _strings(data, "predicate_words", where)
+    predicates = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE)
+    scope = Scope(predicates, _alternatives(data.get("negation"), f"{where}.negation"),
+                  _alternatives(data.get("scope_breakers"), f"{where}.scope_breakers"),
+                  _alternatives(data.get("question"), f"{where}.question"),
+                  _alternatives(data.get("distancing"), f"{where}.distancing"))
+    num = lambda key, kind=int: _need(data, key, kind if kind is int else (int, float), where)  # noqa: E731
+    return TextSettings(scope, num("min_sentences"), num("copy_ngram"), float(num("copy_threshold", float)),
+                        float(num("copy_review", float)), num("copy_min_chars"),
+                        float(num("collusion_threshold", float)), num("collusion_min_chars"), num("long_answer_chars"))
+
+
+def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCriterion:
+    cid, points = _need(data, "id", str, where), _need(data, "points", int, where)
+    claims, mis, lines = [], [], []
+    for n, item in enumerate(data.get("claims", [])):
+        at = f"{where}.claims[{n}]"
+        pos, neg = _examples(item, at)
+        claims.append(Claim(_need(item, "id", str, at), _need(item, "label", str, at), _need(item, "ask", str, at),
+                            _rules(item, at), _formulas(item, at, True), pos, neg))
+        if not claims[-1].rules and not claims[-1].formulas:
+            raise TextRubricError(f"{at}: a claim needs evidence rules or formulas")
+    for n, item in enumerate(data.get("misconceptions", [])):
+        at = f"{where}.misconceptions[{n}]"
+        pos, neg = _examples(item, at)
+        cap = _need(item, "cap", int, at)
+        if not 0 <= cap < points:
+            raise TextRubricError(f"{at}.cap: must be between 0 and {points - 1}")
+        mis.append(Misconception(_need(item, "id", str, at), _need(item, "label", str, at), cap, _rules(item, at),
+                                 _formulas(item, at, False), pos, neg))
+    attach = data.get("attach", {})
+    for n, item in enumerate(attach.get("lines", []) if isinstance(attach, dict) else []):
+        at = f"{where}.attach.lines[{n}]"
+        lines.append(Line(_need(item, "id", str, at), _need(item, "label", str, at), _need(item, "ask", str, at),
+                          _alternatives(item.get("objects"), f"{at}.objects"), _alternatives(item.get("cues"), f"{at}.cues"),
+                          _alternatives(item.get("topic"), f"{at}.topic")))
+    ids = [c.id for c in claims] + [ln.id for ln in lines]
+    if len(set(ids)) != len(ids) or len({m.id for m in mis}) != len(mis):
+        raise TextRubricError(f"{where}: duplicate claim or misconception id")
+    levels = []
+    for n, item in enumerate(data.get("scoring", [])):
+        at = f"{where}.scoring[{n}]"
+        lv = Level(_need(item, "points", int, at), tuple(_strings(item, "all", at)),
+                   tuple(tuple(g) for g in item.get("any", [])), int(item.get("min_claims", 0)),
+                   int(item.get("min_sentences", 0)), int(item.get("min_chars", 0)))
+        unknown = (set(lv.all) | {c for g in lv.any for c in g}) - set(ids)
+        if unknown:
+            raise TextRubricError(f"{at}: unknown claim ids {sorted(unknown)}")
+        if not 0 < lv.points <= points:
+            raise TextRubricError(f"{at}.points: must be between 1 and {points}")
+        levels.append(lv)
+    if not levels or [lv.points for lv in levels] != sorted((lv.points for lv in levels), reverse=True):
+        raise TextRubricError(f"{where}.scoring: need at least one level, highest points first")
+    false_cap = data.get("false_formula_cap")
+    if false_cap is not None and (isinstance(false_cap, bool) or not isinstance(false_cap, int)):
+        raise TextRubricError(f"{where}.false_formula_cap: expected an integer")
+    return TextCriterion(cid, points, _need(data, "answer", str, where), bool(data.get("prose", True)), settings,
+                         tuple(claims), tuple(mis), tuple(levels), false_cap, tuple(lines),
+                         int(attach.get("swapped_cap", 0)) if isinstance(attach, dict) else 0)
+
+
+def parse_text_rubric(data: dict, where: str = "") -> dict[str, TextCriterion]:
+    """Every text criterion of a rubric mapping (criterion id -> TextCriterion)."""
+    settings = parse_settings(data.get("text", {}), "text")
+    out = {}
+    for n, item in enumerate(data.get("criteria", [])):
+        if isinstance(item, dict) and item.get("kind") == "text":
+            c = parse_criterion(item, settings, f"criteria[{n}]")
+            out[c.id] = c
+    return out
+
+
+# --- matching -------------------------------------------------------------------------------------
+@dataclass
+class Analysed:
+    """One answer, split and with its formulas extracted, reused by every rule."""
+
+    sentences: list[Sentence]
+    formulas: list[list[fm.Formula]]
+    exprs: list[list[fm.Expr]]
+    asserting: list[bool] = field(default_factory=list)
+
+
+def analyse(sentences: list[Sentence], scope: Scope) -> Analysed:
+    fs, es, asserting = [], [], []
+    for s in sentences:
+        try:
+            f, e = fm.extract(s.text)
+        except Exception:        # unparseable math falls back to the sentence rules, never to a crash
+            f, e = [], []
+        fs.append(f)
+        es.append(e)
+        asserting.append(bool(asserting_clauses(s, scope)) or any(x.holds is not None for x in f))
+    return Analysed(sentences, fs, es, asserting)
+
+
+def _term_found(term: Term, s: Sentence, exprs: list[fm.Expr], scope: Scope) -> bool:
+    if term.pattern is not None:
+        return any(not negated(s, m.start(), m.start() if term.raw else m.end(), scope)
+                   for m in term.pattern.finditer(s.low))
+    want = fm.canonical(term.value)
+    for e in exprs:
+        if fm.matches(e, want):
+            pos = s.low.find(e.text.lower())
+            if pos < 0 or not negated(s, pos, pos + len(e.text), scope):
+                return True
+    return False
+
+
+def rule_sentence(rules: tuple[Rule, ...], a: Analysed, scope: Scope, misconception: bool = False) -> int | None:
+    """Index of the first sentence where some rule is found, asserted (None if none)."""
+    for i, s in enumerate(a.sentences):
+        if s.question or not a.asserting[i] or (misconception and s.distanced):
+            continue
+        for rule in rules:
+            if all(_term_found(t, s, a.exprs[i], scope) for t in rule.terms):
+                return i
+    return None
+
+
+def formula_sentence(identities: tuple[str, ...], a: Analysed, want_true: bool) -> tuple[int, fm.Formula] | None:
+    for i, found in enumerate(a.formulas):
+        s = a.sentences[i]
+        if s.question or (not want_true and s.distanced):
+            continue
+        for f in found:
+            for text in identities:
+                canon = fm.canonical(text)
+                if want_true and fm.identity_holds(f, canon):
+                    return i, f
+                if not want_true and f.holds is False and _same_shape(f, canon):
+                    return i, f
+    return None
+
+
+def _same_shape(f: fm.Formula, canon: fm.Formula) -> bool:
+    (a, b), (c, d) = f.sides, canon.sides
+    return (fm.matches(a, c) and fm.matches(b, d)) or (fm.matches(a, d) and fm.matches(b, c))

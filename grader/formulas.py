@@ -1,0 +1,356 @@
+"""Mathematical statements in an answer: extract, parse with sympy, check numerically. Pure.
+
+Front end (our own, onto `sympy.parsing.sympy_parser`): the answer's `normalise.readable` text,
+where LaTeX is already plain math, is searched for runs of math characters; each run is cut at
+relation signs into sides, and each side is trimmed to its longest part that parses. Before
+parsing, a side is rewritten into a small, whitelisted language:
+
+- `p(x)`, `p(y)`, `p_j(x | …)`, `p_j` -> the target distribution `p`; the same for the draft `q`;
+- `P(reject)` / `P(拒绝)` / `P_reject` -> `R`, the total rejection probability; `P(y)` / `P(Y = y)`
+  -> `O`, the output probability; `r(y)` -> `r`, the normalised residual;
+- `Σ_v expr`, `sum_x expr`, `∑ expr` -> `S(expr)` (the summand is the next product term);
+- `(expr)_+` -> `Max(0, expr)`; `min` / `max` -> `Min` / `Max`; `·` `×` -> `*`.
+
+Only these names, single letters and numbers may remain (anything else is "unparseable", never
+eval'd). Each parsed side is evaluated with numpy on random strictly positive distributions p, q
+(and random reals for any other single letter, so `min(a, b) + max(0, a - b) = a` is checked too).
+An equation *holds* when consecutive sides agree on every trial; it is reported false only when it
+is unconditional and uses nothing but the known quantities, else its truth is unknown (None).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+_RUN = re.compile(r"[A-Za-z0-9_()\[\]+\-*/·×=<>≤≥≠≈,.'|Σ∑ ]+")
+_RELATION = re.compile(r"≤|≥|≠|≈|<=|>=|!=|=|<|>")
+_KNOWN = {"p", "q", "r", "R", "O"}
+_HEADS = {"Min": "min", "Max": "max", "S": "sum"}
+_MAX_SIDE = 160
+_TRIALS, _VOCAB = 5, 6
+_CONDITIONAL = re.compile(r"当|若|如果|假如|假设|只要|时候|的时|时,|时，|\bif\b|\bwhen\b|\bwhenever\b|\bassume|\bsuppose|≤|≥|<|>")
+
+
+class Unparseable(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Expr:
+    text: str                      # the side as written
+    expr: object                   # the sympy expression
+    heads: frozenset               # which of min, max, sum, R, r, O it uses
+    free: frozenset                # single letters other than the known quantities
+    values: tuple                  # one numpy array (length V) per trial
+
+
+@dataclass(frozen=True)
+class Formula:
+    text: str
+    sides: tuple[Expr, ...]
+    holds: bool | None             # True / False / None (cannot tell)
+    meaning: str = ""              # filled by the claim matcher (which identity it is)
+
+
+@dataclass
+class _Env:
+    trials: list = field(default_factory=list)
+
+
+# --- rewriting into the small language ------------------------------------------------------------
+_P_REJECT = re.compile(r"\bP\s*(?:\(\s*(?:reject(?:ion|ed)?|rej|拒绝|被拒|拒|rejected)\s*\)|_\s*\(?(?:reject(?:ion)?|rej)\)?)",
+                       re.IGNORECASE)
+_P_OUT = re.compile(r"\bP\s*\(\s*(?:[YX]\s*=\s*)?(?:y|output\s*=\s*y|out\s*=\s*y|输出\s*y|y_out)\s*\)|\bP_out\b")
+_DIST = re.compile(r"(?<![A-Za-z])([pq])(?:_\(?[A-Za-z0-9+\-]{1,6}\)?)?(?:\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\))?(?![A-Za-z(])")
+_RESID = re.compile(r"(?<![A-Za-z])r(?:_\(?[A-Za-z0-9+\-]{1,6}\)?)?(?:\s*\(\s*[a-z](?:_\w+)?\s*\))?(?![A-Za-z(])")
+_SUM = re.compile(r"(?:Σ|∑|\bsum)\s*(?:_\s*(?:\([^()]*\)|[A-Za-z0-9]+(?:\s*∈\s*V)?))?\s*")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+_ALLOWED = _KNOWN | {"Min", "Max", "S", "log", "exp"}
+
+
+def _dist(m: re.Match) -> str:
+    return m[1]
+
+
+def _close_sums(text: str) -> str:
+    """`S(` markers placed by _SUM: the summand runs to the next top-level + or - (or the end)."""
+    out, i = [], 0
+    while i < len(text):
+        m = _SUM.match(text, i) if text[i] in "Σ∑s" else None
+        if m and (text[i] != "s" or text[i:i + 3] == "sum") and m.end() > i:
+            rest = _close_sums(text[m.end():])
+            depth, j = 0, 0
+            while j < len(rest):
+                ch = rest[j]
+                if ch == "(":
+                    depth += 1
+                elif ch == ")":
+                    if depth == 0:
+                        break
+                    depth -= 1
+                elif ch in "+-=," and depth == 0 and rest[:j].strip():
+                    break
+                j += 1
+            out.append("S(" + rest[:j] + ")" + rest[j:])
+            return "".join(out)
+        out.append(text[i])
+        i += 1
+    return "".join(out)
+
+
+def _plus_parts(text: str) -> str:
+    """`(expr)_+` -> `Max(0, expr)`."""
+    while True:
+        k = text.find(")_+")
+        if k < 0:
+            return text
+        depth, j = 0, k
+        while j >= 0:
+            depth += {")": 1, "(": -1}.get(text[j], 0)
+            if depth == 0:
+                break
+            j -= 1
+        if j < 0:
+            raise Unparseable(text)
+        text = text[:j] + "Max(0, " + text[j + 1:k] + ")" + text[k + 3:]
+
+
+def rewrite(side: str) -> str:
+    s = side.replace("[", "(").replace("]", ")").replace("·", "*").replace("×", "*")
+    s = _P_REJECT.sub(" R ", s)
+    s = _P_OUT.sub(" O ", s)
+    s = _DIST.sub(_dist, s)
+    s = _RESID.sub("r", s)
+    s = re.sub(r"(?<![A-Za-z])min\b", "Min", s, flags=re.IGNORECASE)
+    s = re.sub(r"(?<![A-Za-z])max\b", "Max", s, flags=re.IGNORECASE)
+    s = _plus_parts(s)
+    s = _close_sums(s)
+    if not re.fullmatch(r"[\w\s()+\-*/.,]*", s) or "__" in s or "**" in s or not s.strip():
+        raise Unparseable(side)
+    for word in _WORD.findall(s):
+        if word not in _ALLOWED and not (len(word) == 1 and word.isalpha()):
+            raise Unparseable(side)
+    return s
+
+
+@lru_cache(maxsize=4096)
+def parse(side: str):
+    """A sympy expression for one side (raises Unparseable)."""
+    from sympy import Function, Max, Min, Symbol, exp, log
+    from sympy.parsing.sympy_parser import implicit_multiplication, parse_expr, standard_transformations
+
+    text = rewrite(side)
+    names = {n: Symbol(n) for n in _KNOWN}
+    names.update(Min=Min, Max=Max, S=Function("S"), log=log, exp=exp)
+    for letter in set(re.findall(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])", text)) - set(names):
+        names[letter] = Symbol(letter)
+    try:
+        result = parse_expr(text, local_dict=names, global_dict={"__builtins__": {}, "Integer": __import__("sympy").Integer,
+                                                              "Float": __import__("sympy").Float,
+                                                              "Rational": __import__("sympy").Rational,
+                                                              "Symbol": Symbol},
+                          transformations=standard_transformations + (implicit_multiplication,))
+    except Exception as exc:  # sympy raises many kinds (SyntaxError, TypeError, TokenError ...)
+        raise Unparseable(side) from exc
+    if not isinstance(result, __import__("sympy").Expr):
+        raise Unparseable(side)
+    return result
+
+
+# --- numeric evaluation ---------------------------------------------------------------------------
+def _trials():
+    rng = np.random.default_rng(20260707)
+    out = []
+    for _ in range(_TRIALS):
+        p = rng.dirichlet(np.ones(_VOCAB)) * 0.98 + 0.02 / _VOCAB
+        q = rng.dirichlet(np.ones(_VOCAB)) * 0.98 + 0.02 / _VOCAB
+        plus = np.maximum(0.0, p - q)
+        env = {"p": p, "q": q, "R": plus.sum(), "r": plus / plus.sum(), "O": p}
+        out.append((env, rng))
+    return out
+
+
+_TRIAL_ENVS = _trials()
+
+
+class Unevaluable(ValueError):
+    pass
+
+
+def _eval(expr, env: dict, extra: dict):
+    from sympy import Add, Function, Max, Min, Mul, Number, Pow, Symbol, exp, log
+
+    if isinstance(expr, Number):
+        return float(expr)
+    if isinstance(expr, Symbol):
+        if expr.name in env:
+            return env[expr.name]
+        return extra[expr.name]
+    args = [_eval(a, env, extra) for a in expr.args]
+    if isinstance(expr, Add):
+        return sum(args[1:], args[0])
+    if isinstance(expr, Mul):
+        out = args[0]
+        for a in args[1:]:
+            out = out * a
+        return out
+    if isinstance(expr, Pow):
+        with np.errstate(all="ignore"):
+            return np.power(args[0], args[1])
+    if isinstance(expr, Min):
+        return np.minimum.reduce(np.broadcast_arrays(*args))
+    if isinstance(expr, Max):
+        return np.maximum.reduce(np.broadcast_arrays(*args))
+    if isinstance(expr, log):
+        with np.errstate(all="ignore"):
+            return np.log(args[0])
+    if isinstance(expr, exp):
+        return np.exp(np.clip(args[0], -700, 700))
+    if isinstance(expr, Function) and type(expr).__name__ == "S" and len(args) == 1:
+        return np.sum(np.broadcast_to(args[0], (_VOCAB,)))
+    raise Unevaluable(str(expr))
+
+
+def _heads(expr) -> frozenset:
+    from sympy import Max, Min, Symbol
+
+    found = set()
+    for node in _walk(expr):
+        if isinstance(node, Min):
+            found.add("min")
+        elif isinstance(node, Max):
+            found.add("max")
+        elif type(node).__name__ == "S":
+            found.add("sum")
+        elif isinstance(node, Symbol) and node.name in ("R", "r", "O"):
+            found.add(node.name)
+    return frozenset(found)
+
+
+def _walk(expr):
+    yield expr
+    for a in expr.args:
+        yield from _walk(a)
+
+
+def evaluate(side: str) -> Expr:
+    expr = parse(side)
+    free = frozenset(s.name for s in expr.free_symbols if s.name not in _KNOWN)
+    values = []
+    for n, (env, _) in enumerate(_TRIAL_ENVS):
+        rng = np.random.default_rng(1000 + n)
+        extra = {name: float(rng.normal()) * 2 for name in sorted(free)}
+        try:
+            with np.errstate(all="ignore"):
+                value = np.broadcast_to(np.asarray(_eval(expr, env, extra), dtype=float), (_VOCAB,)).copy()
+        except (Unevaluable, ValueError, TypeError, KeyError, OverflowError, ZeroDivisionError) as exc:
+            raise Unparseable(side) from exc
+        values.append(value)
+    return Expr(side.strip(), expr, _heads(expr), free, tuple(values))
+
+
+def same_value(a: Expr, b: Expr) -> bool:
+    for x, y in zip(a.values, b.values):
+        if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))) or not np.allclose(x, y, rtol=1e-7, atol=1e-9):
+            return False
+    return True
+
+
+def proportional(a: Expr, b: Expr) -> bool:
+    for x, y in zip(a.values, b.values):
+        if not np.all(np.isfinite(x)) or not np.all(np.isfinite(y)) or not np.any(y):
+            return False
+        k = x.sum() / y.sum() if y.sum() else 0.0
+        if not k or not np.allclose(x, k * y, rtol=1e-7, atol=1e-9):
+            return False
+    return True
+
+
+# --- extraction -----------------------------------------------------------------------------------
+def _longest(piece: str, from_end: bool) -> Expr | None:
+    piece = piece.strip(" ,.")
+    if not piece or len(piece) > 4 * _MAX_SIDE:
+        return None
+    starts = [0] + [m.end() for m in re.finditer(r"[\s,(]+|(?<=[A-Za-z])(?=[(])", piece)]
+    cuts = sorted({s for s in starts if s < len(piece)}) if from_end else \
+        sorted({len(piece)} | {m.start() for m in re.finditer(r"[\s,]+", piece)}, reverse=True)
+    for cut in cuts:
+        part = (piece[cut:] if from_end else piece[:cut]).strip(" ,.")
+        if not part or len(part) > _MAX_SIDE or not re.search(r"[A-Za-z0-9]", part):
+            continue
+        if part.count("(") != part.count(")"):
+            continue
+        try:
+            return evaluate(part)
+        except Unparseable:
+            continue
+    return None
+
+
+def _relevant(e: Expr) -> bool:
+    return bool(e.heads) or bool({"p", "q"} & {s.name for s in e.expr.free_symbols})
+
+
+def extract(sentence: str) -> tuple[list[Formula], list[Expr]]:
+    """(equations, standalone expressions) in one sentence of `readable` text."""
+    formulas, exprs = [], []
+    conditional = bool(_CONDITIONAL.search(sentence))
+    for run in _RUN.finditer(sentence):
+        text = run[0]
+        if not re.search(r"[pqrPΣ∑]|min|max", text):
+            continue
+        parts = _RELATION.split(text)
+        relations = _RELATION.findall(text)
+        if len(parts) == 1:
+            e = _longest(text, from_end=True)
+            if e is not None and _relevant(e):
+                exprs.append(e)
+            continue
+        sides = []
+        for n, part in enumerate(parts):
+            e = _longest(part, from_end=(n == 0)) if n in (0, len(parts) - 1) else _longest(part, from_end=False)
+            sides.append(e)
+            if e is not None and _relevant(e):
+                exprs.append(e)
+        for n, rel in enumerate(relations):
+            a, b = sides[n], sides[n + 1]
+            if a is None or b is None or rel != "=" or not (_relevant(a) or _relevant(b)):
+                continue
+            formulas.append(Formula(f"{a.text} = {b.text}", (a, b), _holds(a, b, conditional or len(set(relations)) > 1)))
+    return formulas, exprs
+
+
+def _holds(a: Expr, b: Expr, conditional: bool) -> bool | None:
+    if same_value(a, b):
+        return True
+    if a.free or b.free or conditional or not (a.heads | b.heads) - {"O"}:
+        return None                       # unknown symbols, a condition, or no key quantity: cannot tell
+    if ("r" in a.heads | b.heads) and (proportional(a, b) or proportional(b, a)):
+        return None                       # a residual written without its normaliser
+    return False
+
+
+def matches(student: Expr, canonical: Expr) -> bool:
+    """Same value on every trial, and uses at least the canonical side's operations."""
+    return canonical.heads - {"O"} <= student.heads and same_value(student, canonical)
+
+
+def identity_holds(formula: Formula, canonical: Formula) -> bool:
+    """A true student equation whose two sides match the canonical identity's two sides (either order)."""
+    if formula.holds is not True:
+        return False
+    (a, b), (c, d) = formula.sides, canonical.sides
+    return (matches(a, c) and matches(b, d)) or (matches(a, d) and matches(b, c))
+
+
+@lru_cache(maxsize=256)
+def canonical(text: str) -> Formula | Expr:
+    """A rubric's identity (`lhs = rhs`) or value (`expr`), parsed by the same front end."""
+    if "=" in text:
+        lhs, rhs = text.split("=", 1)
+        a, b = evaluate(lhs), evaluate(rhs)
+        return Formula(text, (a, b), same_value(a, b))
+    return evaluate(text)

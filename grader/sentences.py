@@ -1,0 +1,119 @@
+"""Sentences and clauses of an answer, the predicate test, and negation / question scope. Pure.
+
+An answer (already `normalise.readable`) is split into sentences at 。！？；!?; and line breaks, and
+at a full stop followed by a space; a sentence into clauses at ，,、：: outside parentheses (the
+commas in `min(p, q)` do not split). Rules match the lower-cased sentence.
+
+- A clause *asserts* when it has a predicate: one of the rubric's predicate words, or a relation
+  sign (= ≤ ≥ < > ≠ ∝) between two terms. A noun list has neither.
+- A match is *negated* when a negation cue (不…, 没有, 无需, 并非, not, no, never, without, n't …)
+  occurs in its clause before the end of the match, with no scope breaker (时, 的话, 之后, if, when …)
+  between the cue and the match. Compounds that are not negations of the claim (不同, 不再, 不等于,
+  不合法, 不存在 …) are not cues; the rubric lists the cues and the compounds.
+- A sentence is a *question* when it ends with ? / ？ or a clause carries a question particle.
+- A sentence *distances itself* from what it says when it names it as a misunderstanding (误解,
+  有人认为, a common mistake …): misconceptions are not read from such sentences.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .normalise import readable
+
+_SENTENCE_END = re.compile(r"[。！？!?；;]+|\n+|(?<=[a-z)\]\d])\.(?=\s|$)")
+_CLAUSE_MARKS = "，,、：:"
+_RELATION = re.compile(r"[\w)\]|]\s*(=|≤|≥|<|>|≠|∝|≈)\s*[\w(\[|Σ∑-]")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The rubric's words for predicates, negation and questions (compiled)."""
+
+    predicates: re.Pattern
+    negation: re.Pattern
+    breakers: re.Pattern
+    question: re.Pattern
+    distancing: re.Pattern
+
+
+@dataclass(frozen=True)
+class Sentence:
+    index: int
+    text: str                          # as written (normalised for quoting)
+    low: str                           # lower case: what rules match
+    clauses: tuple[tuple[int, int], ...]   # (start, end) offsets into `low`
+    question: bool
+    distanced: bool
+
+    def clause_at(self, pos: int) -> tuple[int, int]:
+        for start, end in self.clauses:
+            if start <= pos < end:
+                return start, end
+        return self.clauses[-1] if self.clauses else (0, len(self.low))
+
+
+def split_sentences(text: str, scope: Scope) -> list[Sentence]:
+    text = readable(text)
+    out, start = [], 0
+    pieces = []
+    for m in _SENTENCE_END.finditer(text):
+        pieces.append(text[start:m.end()])
+        start = m.end()
+    pieces.append(text[start:])
+    for piece in pieces:
+        stripped = piece.strip()
+        if not re.search(r"\w", stripped):
+            continue
+        low = stripped.lower()
+        clauses = tuple(_clauses(low))
+        question = low.rstrip().endswith(("?", "？")) or any(scope.question.search(low[a:b]) for a, b in clauses)
+        out.append(Sentence(len(out), stripped, low, clauses, question, bool(scope.distancing.search(low))))
+    return out
+
+
+def _clauses(low: str):
+    depth, start = 0, 0
+    for i, ch in enumerate(low):
+        if ch in "([（":
+            depth += 1
+        elif ch in ")]）":
+            depth = max(0, depth - 1)
+        elif ch in _CLAUSE_MARKS and depth == 0:
+            if i > start:
+                yield start, i
+            start = i + 1
+    if start < len(low):
+        yield start, len(low)
+
+
+def asserts(clause: str, scope: Scope) -> bool:
+    """A clause with a predicate (a word from the rubric or a relation between two terms)."""
+    return bool(scope.predicates.search(f" {clause} ") or _RELATION.search(clause))
+
+
+def asserting_clauses(sentence: Sentence, scope: Scope) -> list[str]:
+    return [sentence.low[a:b] for a, b in sentence.clauses if asserts(sentence.low[a:b], scope)]
+
+
+def negated(sentence: Sentence, start: int, end: int, scope: Scope) -> bool:
+    """Is the match low[start:end] negated in its clause (a cue before its end, no breaker in between)?"""
+    c_start, _ = sentence.clause_at(start)
+    region = sentence.low[c_start:max(start, end)]
+    for cue in scope.negation.finditer(region):
+        after = region[cue.end():max(cue.end(), start - c_start)]
+        if not scope.breakers.search(after):
+            return True
+    return False
+
+
+def substance(sentences: list[Sentence], scope: Scope) -> tuple[int, int]:
+    """(asserting clauses, characters in them, whitespace excluded) over sentences that are not questions."""
+    count = chars = 0
+    for s in sentences:
+        if s.question:
+            continue
+        for clause in asserting_clauses(s, scope):
+            count += 1
+            chars += len(re.sub(r"\s", "", clause))
+    return count, chars
