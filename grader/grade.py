@@ -209,12 +209,13 @@ def _grade(name: str, options: Options) -> Report:
             continue
         if how == "similarity":
             warnings.append(messages.FOUND_BY_SIMILARITY.format(exercise=ex.exercise.id))
-        found, problem, run_errors = run_code(ctx, ex, submitted, options)
-        if optional and problem and not run_errors and _untouched(ex, submitted):
+        run = run_code(ctx, ex, submitted, options)
+        problem = run.problem
+        if optional and problem and not run.errors and _untouched(ex, submitted):
             problem = messages.OPTIONAL_NOT_ATTEMPTED
-        checks += found
+        checks += run.checks
         problems[ex.exercise.id] = problem
-        errors.extend(run_errors)
+        errors.extend(run.errors)
     hidden = (sum(e.suite.hidden_count for e in ctx.exercises), sum(e.suite.hidden_calls for e in ctx.exercises))
     return score(rubric, name, checks=checks, code_problem=problems, texts=texts, vetoes=hits, errors=errors,
                  override=override, hidden=hidden, warnings=tuple(warnings))
@@ -237,52 +238,71 @@ def not_run(ex: ExerciseContext, reason: str) -> list[CheckResult]:
     return public
 
 
-def _job(ex: ExerciseContext, stmts, call_timeout_s: float) -> bytes:
-    head = {"protocol": sandbox.PROTOCOL, "function": ex.exercise.function, "call_timeout_s": call_timeout_s,
-            "imports": list(ex.exercise.imports), "path": list(ex.search_path),
-            "statements": [{"line": s.line, "source": s.source, "kind": s.kind} for s in stmts]}
-    # The calls are serialized once per process (they reach megabytes for large vocabularies).
-    return (json.dumps(head)[:-1] + ', "calls": ' + ex.suite.calls_json + "}").encode()
+@dataclass(frozen=True)
+class Job:
+    """What one sandbox run executes (see grader/harness.py): the filled template's statements, the
+    function to call and the suite's calls."""
+
+    exercise: ExerciseContext
+    statements: tuple
+    call_timeout_s: float
+
+    def to_bytes(self) -> bytes:
+        ex = self.exercise
+        head = {"protocol": sandbox.PROTOCOL, "function": ex.exercise.function, "call_timeout_s": self.call_timeout_s,
+                "imports": list(ex.exercise.imports), "path": list(ex.search_path),
+                "statements": [{"line": s.line, "source": s.source, "kind": s.kind} for s in self.statements]}
+        # The calls were serialized once per process (they reach megabytes for large vocabularies).
+        return (json.dumps(head)[:-1] + ', "calls": ' + ex.suite.calls_json + "}").encode()
 
 
-def run_code(ctx: Context, ex: ExerciseContext, submitted: str, options: Options):
-    """(check results, why this exercise's code criteria are 0 or None, errors)."""
+@dataclass(frozen=True)
+class CodeRun:
+    """One exercise's code, graded: its check results, why its code criteria are 0 (None when they are
+    scored from the checks), and the errors to report."""
+
+    checks: list
+    problem: str | None
+    errors: list
+
+
+def run_code(ctx: Context, ex: ExerciseContext, submitted: str, options: Options) -> CodeRun:
     rubric, feedback = ctx.rubric, ctx.rubric.feedback
     try:
         fills = extract_fills(ex.template, submitted)
     except IntegrityError as exc:
-        return not_run(ex, "代码与模板不符"), f"{feedback['integrity']} {exc}", [ReportError("integrity", str(exc))]
+        return CodeRun(not_run(ex, "代码与模板不符"), f"{feedback['integrity']} {exc}", [ReportError("integrity", str(exc))])
     unfilled = [f for f in fills if f.empty]
     if unfilled:
         problem = feedback["unfilled"].format(lines="、".join(str(f.line) for f in unfilled))
-        return not_run(ex, "还有空白没填"), problem, []
+        return CodeRun(not_run(ex, "还有空白没填"), problem, [])
     try:
         for fill in fills:
             check_fill(fill)
     except IntegrityError as exc:
-        return not_run(ex, "填写含不允许的写法"), f"{feedback['forbidden']} {exc}", [ReportError("forbidden", str(exc))]
-    stmts = statements(fill_template(ex.template, fills))
+        return CodeRun(not_run(ex, "填写含不允许的写法"), f"{feedback['forbidden']} {exc}", [ReportError("forbidden", str(exc))])
+    job = Job(ex, tuple(statements(fill_template(ex.template, fills))), rubric.sandbox.call_timeout_s)
     limits = sandbox.Limits(timeout_s=options.timeout_s or rubric.sandbox.timeout_s,
                             call_timeout_s=rubric.sandbox.call_timeout_s, memory_mb=rubric.sandbox.memory_mb)
-    result = sandbox.run(_job(ex, stmts, rubric.sandbox.call_timeout_s), limits)
+    result = sandbox.run(job.to_bytes(), limits)
     if result.status != "ok":
         message = messages.SANDBOX.get(result.status, messages.SANDBOX["crash"]).format(
             timeout_s=limits.timeout_s, memory_mb=limits.memory_mb)
         detail = result.message + (f"\n{result.stderr}" if result.stderr else "")
-        return (not_run(ex, result.status), feedback["not_run"].format(error=result.status),
-                [ReportError(result.status, message, detail)])
+        return CodeRun(not_run(ex, result.status), feedback["not_run"].format(error=result.status),
+                       [ReportError(result.status, message, detail)])
     payload = result.payload
-    if len(payload["statements"]) != len(stmts) or len(payload["calls"]) != ex.suite.call_count:
+    if len(payload["statements"]) != len(job.statements) or len(payload["calls"]) != ex.suite.call_count:
         error = ReportError("crash", messages.RESULT_MISMATCH, "statement or call count differs")
-        return not_run(ex, "crash"), feedback["not_run"].format(error="crash"), [error]
+        return CodeRun(not_run(ex, "crash"), feedback["not_run"].format(error="crash"), [error])
     outcomes = [Outcome.parse(item) for item in payload["calls"]]
-    checks = visible_results(stmts, payload["statements"], ex.exercise.id) + judge_suite(ex.suite, outcomes)
+    checks = visible_results(job.statements, payload["statements"], ex.exercise.id) + judge_suite(ex.suite, outcomes)
     errors = [ReportError("internal", messages.JUDGE_INTERNAL.format(check=c.id), c.internal) for c in checks if c.internal]
     if payload["memory"]:
         errors.append(ReportError("memory", messages.SANDBOX["memory"].format(memory_mb=limits.memory_mb, timeout_s=0)))
     if payload["blocked"]:
         errors.append(ReportError("forbidden", messages.SANDBOX_BLOCKED.format(events="、".join(sorted(set(payload["blocked"]))))))
-    return checks, None, errors
+    return CodeRun(checks, None, errors)
 
 
 def grade_many(paths: Sequence[str], options: Options = Options(), jobs: int = 2,
