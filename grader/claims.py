@@ -93,6 +93,7 @@ class TextSettings:
     copy_ngram: int
     copy_threshold: float
     copy_review: float                         # copy share at or above this: low confidence
+    pasted_ngram: int                          # shingle size for the comparison with the rubric's own texts
     copy_min_chars: int
     collusion_threshold: float
     collusion_min_chars: int
@@ -200,14 +201,16 @@ def _examples(data: dict, where: str) -> tuple[tuple[str, ...], tuple[str, ...]]
 
 def parse_settings(data: dict, where: str = "text") -> TextSettings:
     words = _strings(data, "predicate_words", where)
-    predicates = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE)
+    extra = [p.pattern for p in (_alternatives(data["predicate_patterns"], f"{where}.predicate_patterns"),)] \
+        if data.get("predicate_patterns") else []
+    predicates = re.compile("|".join([re.escape(w) for w in sorted(words, key=len, reverse=True)] + extra), re.IGNORECASE)
     scope = Scope(predicates, _alternatives(data.get("negation"), f"{where}.negation"),
                   _alternatives(data.get("scope_breakers"), f"{where}.scope_breakers"),
                   _alternatives(data.get("question"), f"{where}.question"),
                   _alternatives(data.get("distancing"), f"{where}.distancing"))
     num = lambda key, kind=int: _need(data, key, kind if kind is int else (int, float), where)  # noqa: E731
     return TextSettings(scope, num("min_sentences"), num("copy_ngram"), float(num("copy_threshold", float)),
-                        float(num("copy_review", float)), num("copy_min_chars"),
+                        float(num("copy_review", float)), num("pasted_ngram"), num("copy_min_chars"),
                         float(num("collusion_threshold", float)), num("collusion_min_chars"), num("long_answer_chars"))
 
 
@@ -295,17 +298,20 @@ def analyse(sentences: list[Sentence], scope: Scope) -> Analysed:
     return Analysed(sentences, fs, es, asserting)
 
 
-def _term_found(term: Term, s: Sentence, exprs: list[fm.Expr], scope: Scope) -> bool:
+def _term_found(term: Term, s: Sentence, exprs: list[fm.Expr], scope: Scope) -> int | None:
+    """Position of the term's first asserted (not negated) match in the sentence, or None."""
     if term.pattern is not None:
-        return any(not negated(s, m.start(), m.start() if term.raw else m.end(), scope)
-                   for m in term.pattern.finditer(s.low))
+        for m in term.pattern.finditer(s.low):
+            if not negated(s, m.start(), m.start() if term.raw else m.end(), scope):
+                return m.start()
+        return None
     want = fm.canonical(term.value)
     for e in exprs:
         if fm.matches(e, want):
             pos = s.low.find(e.text.lower())
             if pos < 0 or not negated(s, pos, pos + len(e.text), scope):
-                return True
-    return False
+                return max(pos, 0)
+    return None
 
 
 def rule_sentence(rules: tuple[Rule, ...], a: Analysed, scope: Scope, misconception: bool = False) -> int | None:
@@ -314,7 +320,8 @@ def rule_sentence(rules: tuple[Rule, ...], a: Analysed, scope: Scope, misconcept
         if s.question or not a.asserting[i] or (misconception and s.distanced):
             continue
         for rule in rules:
-            if all(_term_found(t, s, a.exprs[i], scope) for t in rule.terms):
+            found = [_term_found(t, s, a.exprs[i], scope) for t in rule.terms]
+            if all(f is not None for f in found):
                 return i
     return None
 

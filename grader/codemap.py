@@ -37,14 +37,31 @@ def attach(sentences: list[Sentence], lines) -> list[Attachment]:
         blocked = [(a, b) for a, b, _ in objects]
         explicit = sorted((a, line.id) for line in lines for a, _ in _spans(line.cues, s.low, blocked))
         topical = sorted((a, line.id) for line in lines for a, _ in _spans(line.topic, s.low, blocked))
+        order = _respectively(s, objects, lines)
         for a, b, line in sorted(objects, key=lambda o: o[0]):
             clause = s.clause_at(a)
-            target = (_nearest(explicit, a, clause) or _nearest(explicit, a, None) or _nearest(topical, a, clause)
-                      or _nearest(topical, a, None) or last_explicit)
+            target = (_nearest(explicit, a, clause) or order.get(a) or _nearest(explicit, a, None)
+                      or _nearest(topical, a, clause) or _nearest(topical, a, None) or last_explicit)
             found.append(Attachment(line.id, target, s.low[a:b], s.index))
         if explicit:
             last_explicit = explicit[-1][1]
     return found
+
+
+_RESPECTIVELY = ("分别", "依次", "respectively", "in that order")
+
+
+def _respectively(s: Sentence, objects, lines) -> dict:
+    """「两行分别对应 A 和 B」: the first mentions of objects of different lines, in order, go to the lines in order."""
+    if not any(w in s.low for w in _RESPECTIVELY):
+        return {}
+    firsts = {}
+    for a, _, line in sorted(objects, key=lambda o: o[0]):
+        firsts.setdefault(line.id, a)
+    if len(firsts) < 2:
+        return {}
+    ordered = sorted(firsts.values())
+    return {pos: lines[n].id for n, pos in enumerate(ordered) if n < len(lines)}
 
 
 def _nearest(cues, pos: int, clause):

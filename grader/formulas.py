@@ -103,6 +103,7 @@ def _close_sums(text: str) -> str:
 
 def _plus_parts(text: str) -> str:
     """`(expr)_+` -> `Max(0, expr)`."""
+    text = text.replace(")^+", ")_+")
     while True:
         k = text.find(")_+")
         if k < 0:
@@ -270,28 +271,41 @@ def proportional(a: Expr, b: Expr) -> bool:
 
 
 # --- extraction -----------------------------------------------------------------------------------
-def _longest(piece: str, from_end: bool) -> Expr | None:
-    piece = piece.strip(" ,.")
-    if not piece or len(piece) > 4 * _MAX_SIDE:
-        return None
-    starts = [0] + [m.end() for m in re.finditer(r"[\s,(]+|(?<=[A-Za-z])(?=[(])", piece)]
-    cuts = sorted({s for s in starts if s < len(piece)}) if from_end else \
-        sorted({len(piece)} | {m.start() for m in re.finditer(r"[\s,]+", piece)}, reverse=True)
-    for cut in cuts:
-        part = (piece[cut:] if from_end else piece[:cut]).strip(" ,.")
-        if not part or len(part) > _MAX_SIDE or not re.search(r"[A-Za-z0-9]", part):
-            continue
-        if part.count("(") != part.count(")"):
-            continue
-        try:
-            return evaluate(part)
-        except Unparseable:
-            continue
-    return None
-
-
 def _relevant(e: Expr) -> bool:
     return bool(e.heads) or bool({"p", "q"} & {s.name for s in e.expr.free_symbols})
+
+
+_WORDY = re.compile(r"(?<![A-Za-z_])(?!min\b|max\b|sum\b|log\b|exp\b)[A-Za-z]{2,}(?![A-Za-z_(])")
+
+
+def _chunks(part: str) -> list[str]:
+    """A part between relation signs, cut at prose words and at top-level commas."""
+    out, depth, start = [], 0, 0
+    marks = {m.start(): m.end() for m in _WORDY.finditer(part)}
+    i = 0
+    while i < len(part):
+        ch = part[i]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        if depth == 0 and (ch == "," or i in marks):
+            out.append(part[start:i])
+            i = marks.get(i, i + 1)
+            start = i
+            continue
+        i += 1
+    out.append(part[start:])
+    return [c.strip(" ,.;:") for c in out if c.strip(" ,.;:")]
+
+
+def _expr(chunk: str) -> Expr | None:
+    if len(chunk) > _MAX_SIDE or chunk.count("(") != chunk.count(")") or not re.search(r"[A-Za-z0-9]", chunk):
+        return None
+    try:
+        return evaluate(chunk)
+    except Unparseable:
+        return None
 
 
 def extract(sentence: str) -> tuple[list[Formula], list[Expr]]:
@@ -299,25 +313,23 @@ def extract(sentence: str) -> tuple[list[Formula], list[Expr]]:
     formulas, exprs = [], []
     conditional = bool(_CONDITIONAL.search(sentence))
     for run in _RUN.finditer(sentence):
-        text = run[0]
-        if not re.search(r"[pqrPΣ∑]|min|max", text):
+        text = _P_OUT.sub(" O ", _P_REJECT.sub(" R ", run[0]))
+        if not re.search(r"[pqrROΣ∑]|min|max", text):
             continue
         parts = _RELATION.split(text)
         relations = _RELATION.findall(text)
-        if len(parts) == 1:
-            e = _longest(text, from_end=True)
-            if e is not None and _relevant(e):
-                exprs.append(e)
-            continue
-        sides = []
-        for n, part in enumerate(parts):
-            e = _longest(part, from_end=(n == 0)) if n in (0, len(parts) - 1) else _longest(part, from_end=False)
-            sides.append(e)
-            if e is not None and _relevant(e):
-                exprs.append(e)
+        chunked = [_chunks(part) for part in parts]
+        for chunks in chunked:
+            for chunk in chunks:
+                e = _expr(chunk)
+                if e is not None and _relevant(e):
+                    exprs.append(e)
         for n, rel in enumerate(relations):
-            a, b = sides[n], sides[n + 1]
-            if a is None or b is None or rel != "=" or not (_relevant(a) or _relevant(b)):
+            left, right = chunked[n], chunked[n + 1]
+            if not left or not right or rel != "=":
+                continue
+            a, b = _expr(left[-1]), _expr(right[0])
+            if a is None or b is None or not (_relevant(a) or _relevant(b)):
                 continue
             formulas.append(Formula(f"{a.text} = {b.text}", (a, b), _holds(a, b, conditional or len(set(relations)) > 1)))
     return formulas, exprs

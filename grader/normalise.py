@@ -51,6 +51,13 @@ _MARKDOWN = re.compile(r"```\w*|`|\*\*|(?<!\w)__(?=\w)|(?<=\w)__(?!\w)|\$\$?")
 _LINE_MARK = re.compile(r"^\s{0,3}(?:#{1,6}|>|[-*+]|\d+[.)])\s+", re.MULTILINE)
 
 
+def _command(m: re.Match) -> str:
+    """A LaTeX command as its symbol or name; a space keeps it apart from a following letter (\\sum_x\\min)."""
+    out = _LATEX_SYMBOLS.get(m[1], m[1])
+    nxt = m.string[m.end():m.end() + 1]
+    return out + " " if nxt.isalpha() or nxt == "\\" else out
+
+
 def latex_to_plain(text: str) -> str:
     """LaTeX math markup -> the plain notation students also type (`min(p, q)`, `(a)/(b)`, `Σ_v`)."""
     text = text.replace(r"\{", "(").replace(r"\}", ")")
@@ -62,7 +69,7 @@ def latex_to_plain(text: str) -> str:
             break
         text = new
     text = _FRAC_SHORT.sub(r"(\1)/(\2)", text)
-    text = _COMMAND.sub(lambda m: _LATEX_SYMBOLS.get(m[1], m[1]), text)
+    text = _COMMAND.sub(_command, text)
     text = re.sub(r"\\[,;!: ]", " ", text).replace("\\\\", "\n")
     for _ in range(3):
         text = _SUBSCRIPT_GROUP.sub(r"\1\2", text)
@@ -86,3 +93,13 @@ def plain(text: str | None) -> str:
 def compact(text: str | None) -> str:
     """`plain` without any whitespace or markup punctuation: what the copy checks compare."""
     return re.sub(r"[\s*_`$#>|]", "", plain(text))
+
+
+_PROSE_TOKEN = re.compile(r"[\u3400-\u9fff]|(?<![\w./])[a-z]{3,}(?![\w./(])")
+_MATH_WORDS = {"min", "max", "sum", "log", "exp", "frac", "cdot"}
+
+
+def prose_tokens(text: str | None) -> list[str]:
+    """The answer's prose as tokens (Chinese characters, English words of 3+ letters), without formulas,
+    code names and paths: what the copy checks compare (formulas and names are shared by every right answer)."""
+    return [t for t in _PROSE_TOKEN.findall(plain(text)) if t not in _MATH_WORDS]

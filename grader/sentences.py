@@ -107,13 +107,14 @@ def negated(sentence: Sentence, start: int, end: int, scope: Scope) -> bool:
     return False
 
 
-def substance(sentences: list[Sentence], scope: Scope) -> tuple[int, int]:
-    """(asserting clauses, characters in them, whitespace excluded) over sentences that are not questions."""
-    count = chars = 0
+def substance(sentences: list[Sentence], scope: Scope) -> tuple[int, int, int]:
+    """(asserting clauses, characters in them without whitespace, all clauses) over sentences that are not questions."""
+    count = chars = total = 0
     for s in sentences:
         if s.question:
             continue
+        total += len(s.clauses)
         for clause in asserting_clauses(s, scope):
             count += 1
             chars += len(re.sub(r"\s", "", clause))
-    return count, chars
+    return count, chars, total

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from . import codemap
 from .claims import Analysed, TextCriterion, analyse, formula_sentence, rule_sentence
-from .normalise import compact
+from .normalise import clean, compact, prose_tokens
 from .sentences import split_sentences, substance
 
 
@@ -45,16 +45,34 @@ class TextResult:
 
 
 def copy_share(answer: str, reference: str, n: int) -> float:
-    """Share of the answer's character n-grams (normalised, whitespace removed) also in the reference."""
+    """Share of the answer's prose n-token shingles (grader/normalise.prose_tokens) also in the reference."""
     grams = shingles(answer, n)
     if not grams:
         return 0.0
     return len(grams & shingles(reference, n)) / len(grams)
 
 
-def shingles(text: str, n: int) -> set[str]:
-    a = compact(text)
-    return {a[i:i + n] for i in range(len(a) - n + 1)}
+def shingles(text: str, n: int) -> set[tuple]:
+    tokens = prose_tokens(text)
+    return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
+
+
+def _feedback_markers(feedback: dict) -> list[str]:
+    """The literal openings of the feedback templates (「缺少：」 of 「缺少：{labels}。」): self-check output pasted back."""
+    out = []
+    for text in feedback.values():
+        if isinstance(text, str) and "{" in text:
+            head = clean(text.split("{", 1)[0]).strip()
+            if len(head) >= 3:
+                out.append(head)
+    return out
+
+
+def _rubric_text(criterion: TextCriterion, feedback: dict) -> str:
+    """Everything the rubric could show or leak: labels, questions, feedback texts (pasted back = no argument)."""
+    parts = [c.label + "。" + c.ask for c in criterion.claims] + [m.label for m in criterion.misconceptions]
+    parts += [ln.label + "。" + ln.ask for ln in criterion.lines] + [v for v in feedback.values() if isinstance(v, str)]
+    return "\n".join(parts)
 
 
 def _quote(text: str, limit: int = 200) -> str:
@@ -113,19 +131,22 @@ def score_answer(answer: str | None, criterion: TextCriterion, reference: str | 
                       if f.holds is False and not sentences[i].question and not sentences[i].distanced]
 
     # Level.
-    n_clauses, n_chars = substance(sentences, scope)
+    n_clauses, n_chars, n_all = substance(sentences, scope)
     points, level_gap = _level(criterion, found, n_chars)
     flags, notes, reasons = [], [], []
     raw = points
-    if criterion.prose and n_clauses < settings.min_sentences:
-        flags.append("keyword_list")
+    if criterion.prose and (n_clauses < settings.min_sentences or (n_all >= 5 and 3 * n_clauses < n_all)):
+        flags.append("keyword_list")             # too few asserting clauses, or a long list with few among them
     share = 0.0
-    if check_copy and reference and criterion.prose and len(compact(reference)) >= settings.copy_min_chars:
+    if check_copy and reference and len(compact(reference)) >= settings.copy_min_chars:
         share = copy_share(answer, reference, settings.copy_ngram)
         if share >= settings.copy_threshold:
             flags.append("copy")
+    pasted = copy_share(answer, _rubric_text(criterion, feedback), settings.pasted_ngram)
+    if pasted >= settings.copy_threshold or any(m in clean(answer) for m in _feedback_markers(feedback)):
+        flags.append("pasted")
     if flags:
-        points = min(points, criterion.points - 1)
+        points = 0                      # a keyword list, a copy or the rubric pasted back is not an argument
     for mis, _ in stated:
         points = min(points, mis.cap)
     if stated:
@@ -144,6 +165,8 @@ def score_answer(answer: str | None, criterion: TextCriterion, reference: str | 
         reasons.append("有数值上不成立的等式")
     if "copy" in flags:
         reasons.append(f"与参考答案重合 {share:.0%}")
+    if "pasted" in flags and raw > 0:
+        reasons.append(f"与评分标准或反馈文字重合 {pasted:.0%}")
     elif share >= settings.copy_review:
         reasons.append(f"与参考答案部分重合（{share:.0%}）")
     if "keyword_list" in flags and raw > points:
