@@ -18,6 +18,8 @@ def parser() -> argparse.ArgumentParser:
     commands.add_parsers(sub)
     from .review import add_parser as add_review  # review, review --apply
     add_review(sub)
+    from .release import add_parser as add_release  # release --out DIR, release --check DIR
+    add_release(sub)
     return top
 
 
