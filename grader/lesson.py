@@ -22,6 +22,7 @@ import yaml
 from markdown_it import MarkdownIt
 
 ROLES = ("exercise", "solution", "check", "gpu")
+WEB_ONLY_ENGINES = ("ojs",)      # code cells that only a browser runs: in no notebook
 QUESTION_CLASS = "course-question"
 REFERENCE_CLASS = "course-reference"
 BLANK = "______"
@@ -54,11 +55,29 @@ class Div:
     attrs: dict
     line: int
 
+    def _shown_only_when(self, key: str, value: str) -> bool:
+        """True for `.content-visible when-KEY="VALUE"` and `.content-hidden unless-KEY="VALUE"`."""
+        return (("content-visible" in self.classes and self.attrs.get(f"when-{key}") == value)
+                or ("content-hidden" in self.classes and self.attrs.get(f"unless-{key}") == value))
+
+    def _hidden_when(self, key: str, value: str) -> bool:
+        return (("content-hidden" in self.classes and self.attrs.get(f"when-{key}") == value)
+                or ("content-visible" in self.classes and self.attrs.get(f"unless-{key}") == value))
+
     @property
     def answer_only(self) -> bool:
-        if "content-visible" in self.classes and self.attrs.get("when-profile") == "answer":
-            return True
-        return "content-hidden" in self.classes and self.attrs.get("unless-profile") == "answer"
+        """Only in the answer edition (and the solution notebook)."""
+        return self._shown_only_when("profile", "answer")
+
+    @property
+    def student_only(self) -> bool:
+        """Only in the student edition (and the exercise notebook)."""
+        return self._hidden_when("profile", "answer")
+
+    @property
+    def web_only(self) -> bool:
+        """Only in the HTML book: left out of both notebooks (e.g. the OJS explorer)."""
+        return self._shown_only_when("format", "html")
 
 
 @dataclass(frozen=True)
@@ -76,6 +95,8 @@ class Cell:
     role: str | None = None
     course_id: str | None = None
     options: dict = field(default_factory=dict)
+    student_only: bool = False     # inside `.content-hidden when-profile="answer"`: not in the solution notebook
+    web_only: bool = False         # inside `.content-visible when-format="html"` or an {ojs} cell: in no notebook
 
     @property
     def code(self) -> str:
@@ -200,6 +221,7 @@ class _Scanner:
         self.cells: list[Cell] = []
         self.buffer: list[str] = []
         self.buffer_line = 0
+        self.buffer_web_only = False      # the buffer holds a cell for a web-only engine ({ojs})
         # Callout titles not yet written: a title goes in front of the first thing its callout shows
         # in a notebook, and is dropped when that content is moved (solutions, reference answers).
         self.titles: list[tuple[int, str]] = []
@@ -210,6 +232,11 @@ class _Scanner:
     @property
     def answer_only(self) -> bool:
         return any(d.answer_only for d in self.stack)
+
+    def flags(self, web_only: bool = False) -> dict:
+        """The edition flags every cell made now carries."""
+        return {"student_only": any(d.student_only for d in self.stack),
+                "web_only": web_only or any(d.web_only for d in self.stack)}
 
     def course_div(self) -> Div | None:
         return next((d for d in reversed(self.stack) if {QUESTION_CLASS, REFERENCE_CLASS} & set(d.classes)), None)
@@ -229,7 +256,9 @@ class _Scanner:
             if self.cells and self.cells[-1].role == role and self.cells[-1].course_id == course_id:
                 last = self.cells.pop()  # one question or reference is one cell, however many parts
                 text = last.source + "\n\n" + text
-        self.cells.append(Cell("markdown", text, line, self.answer_only, role, course_id))
+        self.cells.append(Cell("markdown", text, line, self.answer_only, role, course_id,
+                               **self.flags(self.buffer_web_only)))
+        self.buffer_web_only = False
 
     def add_text(self, i: int, line: str) -> None:
         if not self.buffer:
@@ -288,7 +317,15 @@ class _Scanner:
     def fence(self, i: int, end: int, info: str) -> int:
         m = re.fullmatch(r"\{(\w+)[^}]*\}", info)
         if not m or m[1] != "python":
-            # Markdown code, or a cell for another engine (mermaid, ojs): text in the notebook.
+            # Markdown code, or a cell for another engine (mermaid): text in the notebook. An {ojs}
+            # cell runs only in the browser: a cell of its own, left out of the notebooks.
+            if m and m[1] in WEB_ONLY_ENGINES:
+                self.flush()
+                self.buffer_web_only = True
+                self.add_text(i, "```" + m[1])
+                self.buffer.extend(self.lines[i + 1:end])
+                self.flush()
+                return end
             if m:
                 self.add_text(i, "```" + m[1])
                 self.buffer.extend(self.lines[i + 1:end])
@@ -320,8 +357,9 @@ class _Scanner:
             raise LessonError(f"{self.where(i + 1)}: course_id must be a string, got {course_id!r}")
         source = "\n".join(body)
         if role != "solution" and self.titles:  # a solution moves to its exercise: its callout title stays out
-            self.cells.append(Cell("markdown", "\n".join(self.take_titles()).strip(), i + 1, self.answer_only))
-        self.cells.append(Cell("code", source, i + 1, self.answer_only, role, course_id, options))
+            self.cells.append(Cell("markdown", "\n".join(self.take_titles()).strip(), i + 1, self.answer_only,
+                                   **self.flags()))
+        self.cells.append(Cell("code", source, i + 1, self.answer_only, role, course_id, options, **self.flags()))
         return end
 
 

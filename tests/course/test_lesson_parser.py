@@ -100,3 +100,31 @@ def test_callout_titles_follow_their_content():
     lesson = parse(EXERCISE + solution_in_callout + QUESTION + REFERENCE + '::: {.callout-note title="提示"}\n正文。\n:::\n')
     texts = [c.source for c in lesson.cells if c.kind == "markdown" and c.role is None]
     assert texts == ["**提示**\n\n正文。"]  # the titles of moved content (solution, reference) are gone
+
+
+def test_edition_and_format_divs_mark_their_cells():
+    text = textwrap.dedent("""\
+        ::: {.content-hidden when-profile="answer"}
+        学生版才有的说明。
+        :::
+
+        ::: {.content-visible when-format="html"}
+        ```{ojs}
+        x = 1
+        ```
+        :::
+
+        ```{ojs}
+        y = 2
+        ```
+
+        ::: {.content-hidden when-format="html"}
+        只在笔记本里出现的说明。
+        :::
+        """)
+    cells = parse_lesson(text, Path("t.qmd")).cells
+    flags = [(c.source.splitlines()[0], c.student_only, c.web_only, c.answer_only) for c in cells]
+    assert flags == [("学生版才有的说明。", True, False, False),
+                     ("```ojs", False, True, False),
+                     ("```ojs", False, True, False),
+                     ("只在笔记本里出现的说明。", False, False, False)]
