@@ -3,21 +3,34 @@
 The tooling needs the packages in requirements.txt. When they are missing from the Python that
 was used (a system `python3`, say) and the project's `.venv` exists, the command is re-run with
 that environment's Python; otherwise it says how to set it up instead of printing a traceback.
+Only those packages are looked for, before anything runs: a ModuleNotFoundError raised later (a
+grader bug, a typo'd import) is a real error and keeps its traceback.
 """
+import importlib.util
 import os
 import sys
 from pathlib import Path
 
 VENV_PYTHON = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "python"
+REQUIRED = ("yaml", "rich", "markdown_it", "nbformat", "nbclient")   # import names of requirements.txt's tooling
 
-try:
-    from .cli import main
 
+def missing_packages() -> list[str]:
+    return [name for name in REQUIRED if importlib.util.find_spec(name) is None]
+
+
+def main() -> int:
+    missing = missing_packages()
+    if missing:
+        if VENV_PYTHON.is_file() and Path(sys.prefix).resolve() != VENV_PYTHON.parents[1].resolve():
+            os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), "-m", "grader", *sys.argv[1:]])
+        print(f"error: the Python package(s) {', '.join(missing)} are missing from {sys.executable}; "
+              "run `make setup` and use .venv/bin/python (see README)", file=sys.stderr)
+        return 2
+    from .cli import main as cli_main
+
+    return cli_main()
+
+
+if __name__ == "__main__":
     sys.exit(main())
-except ModuleNotFoundError as exc:
-    missing = exc.name
-    if VENV_PYTHON.is_file() and Path(sys.prefix).resolve() != VENV_PYTHON.parents[1].resolve():
-        os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), "-m", "grader", *sys.argv[1:]])
-    print(f"error: the Python package {missing!r} is missing from {sys.executable}; "
-          "run `make setup` and use .venv/bin/python (see README)", file=sys.stderr)
-    sys.exit(2)

@@ -1,4 +1,4 @@
-"""Command line: `python -m grader {build,grade,check}`."""
+"""Command line: `python -m grader {build,start,grade,check,...}`."""
 from __future__ import annotations
 
 import argparse
@@ -14,6 +14,13 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--timeout", type=int, default=600, help="seconds per cell when executing (default 600)")
     b.add_argument("--root", help=argparse.SUPPRESS)
     b.set_defaults(func=_build)
+    s = sub.add_parser("start", help="create your own copy of a lesson's exercise notebook (never overwrites one)",
+                       description="学生：创建你自己的练习副本（已存在时拒绝覆盖）。默认 work/<课程>.ipynb（不进 git）；"
+                                   "--name 时为 submissions/<名字>/<课程>.ipynb（自动评分的约定）。")
+    s.add_argument("lesson", nargs="?", help="lesson name, e.g. lesson07 (default: the only lesson)")
+    s.add_argument("--name", help="your name or id: create submissions/NAME/<lesson>.ipynb instead of work/<lesson>.ipynb")
+    s.add_argument("--root", help=argparse.SUPPRESS)
+    s.set_defaults(func=_start)
     from . import commands  # grade, check
     commands.add_parsers(sub)
     from .review import add_parser as add_review  # review, review --apply
@@ -27,6 +34,12 @@ def _build(args) -> int:
     from . import build  # nbformat and nbclient: only the build command needs them
 
     return build.main(args)
+
+
+def _start(args) -> int:
+    from . import workspace  # nbformat: like build
+
+    return workspace.main(args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 # The grading machinery (rich, the sandbox, the rubric) is imported by the commands that use it,
@@ -37,19 +39,25 @@ def add_parsers(sub) -> None:
 
     c = sub.add_parser("check", help="self-check a filled exercise notebook (same engine as grading)",
                        description="学生自查：与正式评分相同的引擎，给出公开检查、隐藏检查的数量、各项得分和缺少的要点。")
-    c.add_argument("notebook", help="the exercise notebook, e.g. exercises/lesson07.ipynb")
+    c.add_argument("notebook", nargs="?", help="your copy of the exercise notebook, e.g. work/lesson07.ipynb")
     c.add_argument("--lesson", help="lesson name or .qmd path (default: metadata.course.lesson)")
     c.add_argument("--timeout", type=float, help="wall-clock seconds (default: the rubric's)")
     c.set_defaults(func=check_main)
 
 
+CHECKPOINTS = ".ipynb_checkpoints"
+
+
 def expand(items: list[str]) -> tuple[list[str], list[str]]:
-    """(notebook paths, arguments that name nothing)."""
+    """(notebook paths, arguments that name nothing). JupyterLab's autosave copies are skipped:
+    silently inside folders, with a note when named explicitly."""
     found, missing = [], []
     for item in items:
         path = Path(item)
         if path.is_dir():
-            found += sorted(str(p) for p in path.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+            found += sorted(str(p) for p in path.rglob("*.ipynb") if CHECKPOINTS not in p.parts)
+        elif CHECKPOINTS in path.parts:
+            print(f"note: skipping {item}: a JupyterLab checkpoint (autosave copy), not a submission", file=sys.stderr)
         elif path.exists():
             found.append(item)
         else:
@@ -83,8 +91,35 @@ def _tolerant_output() -> None:
             stream.reconfigure(errors="replace")
 
 
+def _rubric_files(lesson: str | None, results) -> dict:
+    """lesson name -> the rubric file it was graded with (for the JSON report's run metadata)."""
+    from .paths import files_for_qmd, lesson_files
+
+    if lesson and lesson.endswith(".qmd"):
+        return {r.lesson: files_for_qmd(lesson).rubric for r in results if r.lesson}
+    files = {}
+    for name in {r.lesson for r in results if r.lesson}:
+        try:
+            files[name] = lesson_files(name).rubric
+        except ValueError:  # not a lesson name: its report says so; there is no rubric to name
+            pass
+    return files
+
+
+def _print_safely(show) -> None:
+    """Terminal output after the report files are written: if it fails, say so and keep the reports."""
+    try:
+        show()
+    except Exception as exc:
+        from .escape import terminal
+
+        print(terminal(f"error: printing to the terminal failed ({type(exc).__name__}: {exc}); "
+                       "the report files were written"), file=sys.stderr)
+
+
 def grade_main(args: argparse.Namespace) -> int:
     _tolerant_output()
+    graded_at = datetime.now(timezone.utc)
     from rich.console import Console
 
     from . import report as reports
@@ -113,23 +148,30 @@ def grade_main(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     with progress_bar(console, len(paths)) as advance:
         results = grade_many(paths, options, jobs=args.jobs, progress=advance)
-    if not args.quiet:
-        for result in results:
-            print_report(console, result)
     passed = sum(r.passed for r in results)
-    console.print(f"{len(results)} 份提交：{passed} 份通过，{len(results) - passed} 份未通过或未能评分。")
-    outputs = [(getattr(args, kind), writer) for kind, writer in reports.WRITERS.items()]
+    status = 0 if passed == len(results) else 1
+    # The report files first: one submission's text must never cost the batch its reports.
+    writers = dict(reports.WRITERS, json=partial(reports.to_json, run=reports.run_metadata(
+        results, _rubric_files(args.lesson, results), graded_at)))
+    outputs = [(getattr(args, kind), writer) for kind, writer in writers.items()]
     if args.gradescope:
         outputs.append((args.gradescope, lambda rs: reports.to_gradescope(rs[0])))
-    status = 0 if passed == len(results) else 1
     for path, writer in outputs:
         if not path:
             continue
         try:
-            reports.write_atomic(path, writer(results))
+            reports.write_report(path, writer(results))
         except reports.ReportWriteError as exc:
             print(f"error: {exc}", file=sys.stderr)
             status = USAGE_ERROR
+
+    def show():
+        if not args.quiet:
+            for result in results:
+                print_report(console, result)
+        console.print(f"{len(results)} 份提交：{passed} 份通过，{len(results) - passed} 份未通过或未能评分。")
+
+    _print_safely(show)
     return status
 
 
@@ -140,9 +182,16 @@ def check_main(args: argparse.Namespace) -> int:
     from .grade import Options, grade_one
     from .terminal import print_check
 
+    from .workspace import check_hint
+
+    start = "还没有自己的副本？先在仓库根目录运行 .venv/bin/python -m grader start"
+    if not args.notebook:
+        return _error(f"请给出要自查的笔记本，例如：python -m grader check work/lesson07.ipynb（{start}）")
     path = Path(args.notebook)
     if not path.is_file():
-        return _error(f"找不到笔记本 {args.notebook}")
+        return _error(f"找不到笔记本 {args.notebook}（{start}）")
     report = grade_one(str(path), Options(lesson=args.lesson, timeout_s=args.timeout))
-    print_check(Console(highlight=False), report)
+    _print_safely(lambda: print_check(Console(highlight=False), report))
+    if check_hint(path):
+        print(check_hint(path), file=sys.stderr)
     return 0 if report.passed else 1

@@ -6,10 +6,13 @@ import sys
 
 import nbformat
 import pytest
+from nbformat import v4
 
 from grader.build import ROOT, build, render, stale_files, target
+from grader.execute import execute
 from grader.lesson import BLANK
-from grader.notebooks import ANSWER_PLACEHOLDER, build_notebook
+from grader.notebooks import ANSWER_PLACEHOLDER, build_notebook, cells_digest, merge_streams
+from grader.submission import SubmissionError, find_exercise, read_notebook
 
 FREE_TEXT_IDS = {"lesson07": ["code-map", "Q1", "Q2", "Q3"]}
 
@@ -23,7 +26,8 @@ def test_notebook_metadata_and_format(lesson):
         nb = build_notebook(lesson, edition)
         assert (nb.nbformat, nb.nbformat_minor) == (4, 5)
         nbformat.validate(nb)
-        assert nb.metadata.course == {"lesson": lesson.name, "edition": edition}
+        assert nb.metadata.course == {"lesson": lesson.name, "edition": edition,
+                                      "generated_sha256": cells_digest(nb)}
         assert nb.metadata.kernelspec.name == "python3"
         assert len({c.id for c in nb.cells}) == len(nb.cells)
         assert "python -m grader build" in nb.cells[0].source  # the banner
@@ -53,8 +57,62 @@ def test_every_other_cell_is_locked(lesson):
     for edition in ("exercise", "solution"):
         for cell in build_notebook(lesson, edition).cells:
             if cell.metadata.get("course_role") in ("exercise", "answer"):
+                assert cell.metadata.deletable is False, cell.id
                 continue
             assert cell.metadata.editable is False and cell.metadata.deletable is False, cell.id
+
+
+def test_banner_names_the_workspace_commands_and_the_locks(lesson):
+    banner = build_notebook(lesson, "exercise").cells[0].source
+    assert f".venv/bin/python -m grader start {lesson.name}" in banner
+    assert f"--name <你的名字>` → `submissions/<你的名字>/{lesson.name}.ipynb`" in banner
+    assert f".venv/bin/python -m grader check work/{lesson.name}.ipynb" in banner
+    assert "不要在这里作答" in banner and "🔒" in banner and "代码（Code）单元" in banner
+    copy = build_notebook(lesson, "exercise", copy=f"submissions/张三/{lesson.name}.ipynb").cells[0].source
+    assert f".venv/bin/python -m grader check submissions/张三/{lesson.name}.ipynb" in copy
+    assert "先保存（Ctrl+S）" in copy and "不会改动它" in copy
+    assert "grader start" not in build_notebook(lesson, "solution").cells[0].source
+
+
+def test_exercise_ends_with_a_locked_self_check_that_uses_the_kernels_python(lesson):
+    nb = build_notebook(lesson, "exercise")
+    last = nb.cells[-1]
+    assert last.cell_type == "code" and last.metadata.course_role == "self_check"
+    assert last.metadata.editable is False and last.metadata.deletable is False
+    assert "先保存（Ctrl+S）" in last.source and "sys.executable" in last.source
+    assert f'NOTEBOOK = "{lesson.name}.ipynb"' in last.source
+    compile(last.source, "self-check", "exec")
+    assert not [c for c in build_notebook(lesson, "solution").cells if c.metadata.get("course_role") == "self_check"]
+
+
+def test_a_markdown_exercise_cell_is_named_with_the_fix(lesson, tmp_path):
+    nb = build_notebook(lesson, "exercise")
+    exercise_id = lesson.exercise_ids[0]
+    cell = next(c for c in nb.cells if c.metadata.get("course_role") == "exercise")
+    template = cell.source
+    for strip_metadata in (False, True):  # JupyterLab keeps the metadata on a type change; a copy-paste does not
+        data = json.loads(render(nb))
+        for raw in data["cells"]:
+            if raw["metadata"].get("course_role") == "exercise":
+                raw.update(cell_type="markdown")
+                raw.pop("outputs"), raw.pop("execution_count")
+                if strip_metadata:
+                    raw["metadata"] = {}
+        path = tmp_path / f"md-{strip_metadata}.ipynb"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        with pytest.raises(SubmissionError) as caught:
+            find_exercise(read_notebook(path), exercise_id, template)
+        assert caught.value.error_id == "missing_cell" and "把它改回代码（Code）单元" in caught.value.message
+
+
+def test_stream_outputs_are_merged_so_builds_are_reproducible(tmp_path):
+    nb = v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nb.cells = [v4.new_code_cell("import sys, time\nprint('a', flush=True)\ntime.sleep(0.3)\nprint('b', flush=True)\n"
+                                 "print('e', file=sys.stderr, flush=True)\ntime.sleep(0.3)\nprint('c', flush=True)")]
+    execute(nb, cwd=tmp_path, timeout=60)
+    assert len(nb.cells[0].outputs) >= 3  # what the kernel sends: split by timing
+    merge_streams(nb)
+    assert [(o.name, o.text) for o in nb.cells[0].outputs] == [("stdout", "a\nb\n"), ("stderr", "e\n"), ("stdout", "c\n")]
 
 
 def test_solution_notebook_has_solutions_and_references(lesson):
@@ -75,8 +133,34 @@ def test_custom_options_become_metadata_like_quarto_convert(lesson):
         assert "nbval-ignore-output" in cell.metadata.tags
 
 
+def test_widget_ids_are_stable_across_executions(tmp_path):
+    pytest.importorskip("ipywidgets")
+    from grader.notebooks import stable_widget_ids
+
+    def run():
+        nb = v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                      "language": "python"}})
+        nb.cells = [v4.new_code_cell("import ipywidgets as w\nw.VBox([w.FloatSlider(value=0.7), w.IntSlider(value=4)])")]
+        nb.cells[0].id = "widgets"
+        execute(nb, cwd=tmp_path, timeout=60)
+        return nb
+
+    first, second = run(), run()
+    assert render(first) != render(second)          # ipywidgets draws fresh uuids on every run
+    assert render(stable_widget_ids(first)) == render(stable_widget_ids(second))
+    view = stable_widget_ids(first).cells[0].outputs[0].data["application/vnd.jupyter.widget-view+json"]
+    assert view["model_id"] in stable_widget_ids(first).metadata.widgets["application/vnd.jupyter.widget-state+json"]["state"]
+
+
 def test_committed_notebooks_are_in_sync():
     assert stale_files(ROOT) == []
+
+
+def test_committed_solution_has_no_split_streams(lesson):
+    nb = nbformat.read(target(ROOT, lesson, "solution"), as_version=4)
+    for cell in nb.cells:
+        pairs = list(zip(cell.get("outputs", []), cell.get("outputs", [])[1:]))
+        assert not [a for a, b in pairs if a.output_type == b.output_type == "stream" and a.name == b.name], cell.id
 
 
 def test_committed_solution_notebook_is_executed_without_errors(lesson):
