@@ -11,9 +11,9 @@ Importing this package does not import triton (nor numpy: `reference` loads on f
 
 import importlib
 
-from specdec.backends import triton_available, triton_mode
+from specdec.backends import triton_available, triton_interpreter_enabled, triton_mode
 from specdec.logits import process_logits, verify_from_logits
-from specdec.sampler import SUM_TOLERANCE, rejection_sample
+from specdec.sampler import SUM_TOLERANCE, rejection_sample, sum_tolerance
 
 __all__ = [
     "rejection_sample",
@@ -21,6 +21,8 @@ __all__ = [
     "process_logits",
     "triton_available",
     "triton_mode",
+    "triton_interpreter_enabled",
+    "sum_tolerance",
     "reference",
     "SUM_TOLERANCE",
 ]

@@ -19,24 +19,54 @@ Randomness comes from one of three places, chosen by keyword:
   compared bit for bit (noise row i is the Exp(1) noise of the one row request i samples);
 - `seeds=` [B] (and `positions=` [B]): a counter-based hash of (seed, absolute position), see
   `rng.py`, so a request's tokens do not depend on the rest of the batch;
-- `generator=`: a torch.Generator (or torch's default one).
+- `generator=`: a torch.Generator (or torch's default one), which supplies one 64-bit seed
+  per request for the same counter-based draws (so both backends use the same noise, with
+  float32 resolution in the tail: see `rng.py` for the bias bound).
+
+The torch backend works through blocks of requests whose rows stay in cache: each sampled row
+is read once from memory, the noise never is (it is generated per block).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Optional
 
 import torch
 
 from specdec import rng as _rng
 
-__all__ = ["rejection_sample", "SUM_TOLERANCE"]
+__all__ = ["rejection_sample", "sum_tolerance", "SUM_TOLERANCE"]
 
 SUM_TOLERANCE = 1e-3
-"""Default tolerance on |sum_y p(y) - 1| (and for q) in the input checks."""
+"""A fixed tolerance on |sum_y p(y) - 1| (the default until the default became `sum_tolerance`)."""
 
 _FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _INT_DTYPES = (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)
+_ROW_BLOCK_ELEMENTS = 1 << 18  # torch backend: rows per block so that a block's temporaries stay in cache
+
+
+def sum_tolerance(dtype: torch.dtype, vocab: int) -> float:
+    """Default tolerance on |sum_y p(y) - 1| for a correctly normalised row of `dtype` over V entries.
+
+    A row computed in float32 (softmax) and cast to `dtype` moves each entry by at most a unit
+    roundoff u = eps/2 relative (the sum by at most u), entries below the smallest normal by at
+    most half the smallest subnormal (fp16: V * 2**-25 in all), and float32 summation adds about
+    log2(V) ulps. The default is that bound with float32's share taken 64 times over:
+
+        u(dtype) + V * subnormal(dtype) / 2 + 64 * ceil(log2(V) + 1) * 2**-24
+
+    e.g. 3.9e-3 for bf16 and 6.5e-5 for float32 at V = 128256, 2.3e-2 for fp16 at V = 128256.
+    """
+    info = torch.finfo(dtype)
+    f32 = torch.finfo(torch.float32).eps / 2
+    return info.eps / 2 + vocab * info.smallest_normal * 2.0**-info_mantissa(dtype) / 2 + \
+        64 * math.ceil(math.log2(max(vocab, 1)) + 1) * f32
+
+
+def info_mantissa(dtype: torch.dtype) -> int:
+    """Explicit mantissa bits of a float dtype (the subnormal spacing is smallest_normal * 2**-bits)."""
+    return {torch.float16: 10, torch.bfloat16: 7, torch.float32: 23, torch.float64: 52}[dtype]
 
 
 # --------------------------------------------------------------------------------------------
@@ -44,33 +74,12 @@ _INT_DTYPES = (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)
 # --------------------------------------------------------------------------------------------
 
 
-def _check_prob_rows(name: str, probs: torch.Tensor, sum_tol: float) -> None:
-    """Rows must be finite, non-negative and sum to 1 within sum_tol."""
-    if probs.shape[0] == 0:
-        return
-    acc = torch.float64 if probs.dtype == torch.float64 else torch.float32  # float32 sums: ~1e-6 error
-    row_sum = probs.sum(dim=-1, dtype=acc)  # [rows]; NaN/inf propagate
-    row_min = probs.amin(dim=-1)  # [rows]; NaN propagates
-    if torch.isnan(row_sum).any() or torch.isnan(row_min).any():
-        row = int(torch.nonzero(torch.isnan(row_sum) | torch.isnan(row_min))[0, 0])
-        raise ValueError(f"{name} has NaN probabilities (first in row {row})")
-    if torch.isinf(row_sum).any():
-        row = int(torch.nonzero(torch.isinf(row_sum))[0, 0])
-        raise ValueError(f"{name} has infinite probabilities (first in row {row})")
-    if (row_min < 0).any():
-        row = int(torch.nonzero(row_min < 0)[0, 0])
-        raise ValueError(f"{name} has negative probabilities (first in row {row}: min {float(row_min[row]):.3g})")
-    bad = (row_sum - 1.0).abs() > sum_tol
-    if bad.any():
-        row = int(torch.nonzero(bad)[0, 0])
-        raise ValueError(
-            f"{name} row {row} sums to {float(row_sum[row]):.6f}, not 1 within sum_tol={sum_tol:g} "
-            "(were logits passed instead of probabilities?)"
-        )
+def _first(mask: torch.Tensor) -> int:
+    return int(torch.nonzero(mask)[0, 0])
 
 
-def _validate(target_probs, draft_probs, draft_token_ids, num_draft_tokens, check_values, sum_tol):
-    """Check the contract of `rejection_sample`; returns (B, N, V, cu) with cu [B + 1] int64."""
+def _check_shapes(target_probs, draft_probs, draft_token_ids, num_draft_tokens):
+    """Shapes, dtypes and devices (no value is read: no host sync); returns (B, N, V)."""
     for name, t in (("target_probs", target_probs), ("draft_token_ids", draft_token_ids),
                     ("num_draft_tokens", num_draft_tokens)):
         if not isinstance(t, torch.Tensor):
@@ -90,40 +99,79 @@ def _validate(target_probs, draft_probs, draft_token_ids, num_draft_tokens, chec
                     ("draft_probs", draft_probs)):
         if t is not None and t.device != device:
             raise ValueError(f"{name} is on {t.device} but target_probs is on {device}")
-    if (num_draft_tokens < 0).any():
-        raise ValueError("num_draft_tokens must be >= 0")
     B = num_draft_tokens.numel()
-    k = num_draft_tokens.to(torch.int64)
-    cu = torch.zeros(B + 1, dtype=torch.int64, device=device)
-    torch.cumsum(k, dim=0, out=cu[1:])
-    N = int(cu[-1])
+    N = draft_token_ids.numel()
     V = target_probs.shape[1]
     if V == 0:
         raise ValueError("the vocabulary is empty (V = 0)")
     if target_probs.shape[0] != N + B:
         raise ValueError(f"target_probs has {target_probs.shape[0]} rows, expected sum_i (k_i + 1) = {N + B} "
-                         f"for num_draft_tokens summing to {N} over B = {B} requests")
-    if draft_token_ids.numel() != N:
-        raise ValueError(f"draft_token_ids has {draft_token_ids.numel()} entries, expected sum_i k_i = {N}")
+                         f"for {N} draft tokens over B = {B} requests")
     if draft_probs is not None:
         if not isinstance(draft_probs, torch.Tensor) or draft_probs.dtype not in _FLOAT_DTYPES:
             raise TypeError("draft_probs must be a floating torch.Tensor or None")
         if tuple(draft_probs.shape) != (N, V):
             raise ValueError(f"draft_probs must be [sum_i k_i, V] = {(N, V)}, got {tuple(draft_probs.shape)}")
-    if check_values:
-        if N and (draft_token_ids.min() < 0 or draft_token_ids.max() >= V):
-            bad = int(torch.nonzero((draft_token_ids < 0) | (draft_token_ids >= V))[0, 0])
-            raise ValueError(f"draft_token_ids[{bad}] = {int(draft_token_ids[bad])} is outside the vocabulary [0, {V})")
-        _check_prob_rows("target_probs", target_probs, sum_tol)
-        if draft_probs is not None:
-            _check_prob_rows("draft_probs", draft_probs, sum_tol)
-            if N:
-                q_x = draft_probs.gather(1, draft_token_ids.to(torch.int64)[:, None])[:, 0]  # [N]
-                if (q_x <= 0).any():
-                    bad = int(torch.nonzero(q_x <= 0)[0, 0])
-                    raise ValueError(f"draft token {int(draft_token_ids[bad])} (draft row {bad}) has q(x) = 0: "
-                                     "it cannot have been drafted from draft_probs")
-    return B, N, V, cu
+    return B, N, V
+
+
+def _check_counts(num_draft_tokens, cu, N, max_num_draft_tokens):
+    """Values of the counts (B-sized reads)."""
+    if bool((num_draft_tokens < 0).any()):
+        raise ValueError("num_draft_tokens must be >= 0")
+    total = int(cu[-1])
+    if total != N:
+        raise ValueError(f"draft_token_ids has {N} entries, expected sum_i k_i = {total}")
+    if max_num_draft_tokens is not None and num_draft_tokens.numel():
+        k_max = int(num_draft_tokens.max())
+        if k_max > max_num_draft_tokens:
+            raise ValueError(f"max_num_draft_tokens = {max_num_draft_tokens} but a request has k_i = {k_max}")
+
+
+def _check_gathered(draft_token_ids, p_x, q_x, V, tol):
+    """The scalars the acceptance test reads: ids in range, p(x) and q(x) finite in [0, 1], q(x) > 0."""
+    N = draft_token_ids.numel()
+    if not N:
+        return
+    bad = (draft_token_ids < 0) | (draft_token_ids >= V)
+    if bool(bad.any()):
+        i = _first(bad)
+        raise ValueError(f"draft_token_ids[{i}] = {int(draft_token_ids[i])} is outside the vocabulary [0, {V})")
+    for name, vals in (("target_probs", p_x), ("draft_probs", q_x)):
+        if vals is None:
+            continue
+        bad = ~torch.isfinite(vals) | (vals < 0) | (vals > 1 + tol)
+        if bool(bad.any()):
+            i = _first(bad)
+            raise ValueError(f"{name} at draft {i} (token {int(draft_token_ids[i])}) is {float(vals[i]):.6g}, "
+                             "not a probability in [0, 1] (were logits passed instead of probabilities?)")
+    if q_x is not None and bool((q_x <= 0).any()):
+        i = _first(q_x <= 0)
+        raise ValueError(f"draft token {int(draft_token_ids[i])} (draft row {i}) has q(x) = 0: "
+                         "it cannot have been drafted from draft_probs")
+
+
+def _check_row_stats(name, rows, row_sum, row_min, used, tol):
+    """The full rows the sampler read: finite, non-negative, summing to 1 within tol.
+
+    rows [R] (row indices into `name`, for the message), row_sum/row_min [R] float32, used [R] bool.
+    """
+    if not rows.numel():
+        return
+    bad = used & ~torch.isfinite(row_sum)
+    if bool(bad.any()):
+        i = _first(bad)
+        raise ValueError(f"{name} row {int(rows[i])} has NaN or infinite probabilities")
+    bad = used & (row_min < 0)
+    if bool(bad.any()):
+        i = _first(bad)
+        raise ValueError(f"{name} row {int(rows[i])} has negative probabilities (min {float(row_min[i]):.3g}; "
+                         "were logits passed instead of probabilities?)")
+    bad = used & ((row_sum - 1.0).abs() > tol)
+    if bool(bad.any()):
+        i = _first(bad)
+        raise ValueError(f"{name} row {int(rows[i])} sums to {float(row_sum[i]):.6f}, not 1 within "
+                         f"sum_tol={tol:.3g} (were logits passed instead of probabilities?)")
 
 
 def _check_randoms(uniforms, noise, N, B, V, device, check_values):
@@ -146,68 +194,105 @@ def _check_randoms(uniforms, noise, N, B, V, device, check_values):
 # --------------------------------------------------------------------------------------------
 
 
+def _race_blocks(target_probs, draft_probs, x, p_row, q_row, has_residual, noise_rows, validate):
+    """Exponential race over one row per request, in blocks of rows that stay in cache.
+
+    p_row [B]: the target row each request samples; q_row [B]: its draft row (read only where
+    has_residual); x [B]: the rejected draft token (one-hot drafts); noise_rows(start, stop, out)
+    fills out [r, V] with the Exp(1) noise of requests start..stop. Returns (token [B] int64,
+    stats): stats = (p_sum, p_min, q_sum, q_min) [B] float32 of the rows read, when validate.
+    Traffic: each sampled row is read once from memory; everything else happens in cache.
+    """
+    B = p_row.numel()
+    V = target_probs.shape[1]
+    device = target_probs.device
+    token = torch.empty(B, dtype=torch.int64, device=device)
+    stats = [torch.empty(B, dtype=torch.float32, device=device) for _ in range(4)] if validate else None
+    rows = max(1, _ROW_BLOCK_ELEMENTS // V)
+    noise = torch.empty(min(rows, B), V, dtype=torch.float32, device=device)
+    for start in range(0, B, rows):
+        stop = min(start + rows, B)
+        r = stop - start
+        w = target_probs.index_select(0, p_row[start:stop]).float()  # [r, V] the sampled target rows
+        p_blk = w.clone()
+        if validate:
+            torch.sum(p_blk, dim=1, out=stats[0][start:stop])
+            torch.amin(p_blk, dim=1, out=stats[1][start:stop])
+        res = has_residual[start:stop, None]  # [r, 1]
+        if draft_probs is not None:
+            q_blk = draft_probs.index_select(0, q_row[start:stop]).float()  # [r, V]
+            if validate:
+                torch.sum(q_blk, dim=1, out=stats[2][start:stop])
+                torch.amin(q_blk, dim=1, out=stats[3][start:stop])
+            w.sub_(q_blk.mul_(res))  # p - q after a rejection, p on the bonus row
+        else:  # one-hot q: max(p - q, 0) is p without the rejected draft token
+            xs = x[start:stop, None]
+            w.scatter_(1, xs, torch.where(res, 0.0, w.gather(1, xs)))
+        e = noise[:r]
+        noise_rows(start, stop, e)
+        best, tok = w.div_(e).max(dim=1)  # argmax (p - q) / E: negative entries never win a positive race
+        p_tok = p_blk.div_(e).argmax(dim=1)  # empty residual (p <= q everywhere): race over p
+        token[start:stop] = torch.where(best > 0, tok, p_tok)
+    return token, stats
+
+
 def _rejection_sample_torch(
     target_probs: torch.Tensor,  # [N + B, V]
     draft_probs: Optional[torch.Tensor],  # [N, V] or None (one-hot drafts)
     draft_token_ids: torch.Tensor,  # [N]
     num_draft_tokens: torch.Tensor,  # [B]
     cu: torch.Tensor,  # [B + 1] exclusive prefix sum of num_draft_tokens
+    K: int,  # max_i k_i (or the caller's bound on it)
     uniforms: torch.Tensor,  # [N] in [0, 1)
-    noise_fn: Callable[[torch.Tensor], torch.Tensor],  # accepted counts [B] -> Exp(1) noise [B, V]
+    noise_rows: Callable,  # (start, stop, n_acc, out [r, V]) -> None: Exp(1) noise of those requests
+    validate: bool,
+    tol: float,
 ):
     """Vectorised torch twin of the Triton kernel: same arithmetic (float32), same tie-breaking.
 
-    Memory traffic per line is noted in units of one [B, V] float32 matrix (BV4 bytes); the
-    acceptance test itself touches only the gathered p(x), q(x).
+    Issues no host synchronisation unless `validate` (every branch is a torch.where).
     """
     device = target_probs.device
     B = num_draft_tokens.numel()
     N = draft_token_ids.numel()
     k = num_draft_tokens.to(torch.int64)  # [B]
-    K = int(k.max()) if B else 0
     x = draft_token_ids.to(torch.int64)  # [N]
     arange_b = torch.arange(B, device=device)  # [B]
     arange_n = torch.arange(N, device=device)  # [N]
 
     # Acceptance test on gathered scalars only.
+    if validate and N:
+        bad = (x < 0) | (x >= target_probs.shape[1])
+        if bool(bad.any()):
+            i = _first(bad)
+            raise ValueError(f"draft_token_ids[{i}] = {int(x[i])} is outside the vocabulary [0, {target_probs.shape[1]})")
     req = torch.repeat_interleave(arange_b, k, output_size=N)  # [N] request of each draft
     local = arange_n - cu[req]  # [N] position j of each draft inside its request
     p_x = target_probs[arange_n + req, x].float()  # [N] target row of draft d is d + req
-    q_x = draft_probs[arange_n, x].float() if draft_probs is not None else torch.ones_like(p_x)  # [N]
-    accept = uniforms.float() * q_x < p_x  # [N]   u < p(x) / q(x)
+    q_x = draft_probs[arange_n, x].float() if draft_probs is not None else None  # [N]
+    if validate:
+        _check_gathered(draft_token_ids, p_x, q_x, target_probs.shape[1], tol)
+    accept = uniforms.float() * (q_x if q_x is not None else 1.0) < p_x  # [N]   u < p(x) / q(x)
 
     # Leading accepts per request: pad into [B, K], then cumulative product.
-    grid = torch.zeros(B, K, dtype=torch.int64, device=device)  # [B, K]
+    grid = torch.zeros(B, max(K, 1), dtype=torch.int64, device=device)  # [B, K]
     grid[req, local] = accept.to(torch.int64)
     n_acc = grid.cumprod(dim=1).sum(dim=1)  # [B]
-    is_bonus = n_acc == k  # [B]
+    has_residual = n_acc < k  # [B]
 
-    # One row per request: the residual at the first rejection, or the bonus row. Large CPU
-    # allocations cost page faults, so the [B, V] work is done in place on three buffers.
-    p_rows = target_probs.index_select(0, cu[:-1] + arange_b + n_acc).float()  # [B, V]  r 1, w 1
-    rejected = ~is_bonus  # [B]
-    if draft_probs is not None and N:
-        w = draft_probs.index_select(0, (cu[:-1] + n_acc).clamp(max=N - 1)).float()  # [B, V]  r 1, w 1
-        torch.sub(p_rows, w, out=w).clamp_(min=0.0)  # [B, V] p - q: r 2, w 1; clamp: r 1, w 1
-        if is_bonus.any():
-            w[is_bonus] = p_rows[is_bonus]  # the bonus row races over p itself
-    else:
-        w = p_rows.clone()  # [B, V]  r 1, w 1
-        if rejected.any():  # one-hot q: max(p - q, 0) is p with the draft token removed
-            rows = arange_b[rejected]
-            w[rows, x[cu[:-1][rows] + n_acc[rows]]] = 0.0
-
-    # Exponential race: argmax_y w(y) / E(y), first index on ties.
-    noise = noise_fn(n_acc)  # [B, V]  (generator: w 1, then log_ and neg_ r 2, w 2)
-    best, token = w.div_(noise).max(dim=1)  # [B]  div: r 2, w 1; max: r 1
-    if (best <= 0).any():  # no residual mass: race over p instead (see module docstring)
-        empty = torch.nonzero(best <= 0)[:, 0]
-        token[empty] = (p_rows[empty] / noise[empty]).max(dim=1).indices
+    p_row = cu[:-1] + arange_b + n_acc  # [B] the target row each request samples
+    q_row = (cu[:-1] + n_acc).clamp(max=max(N - 1, 0))  # [B] its draft row (after a rejection)
+    x_rej = x[q_row] if N else torch.zeros(B, dtype=torch.int64, device=device)  # [B]
+    token, stats = _race_blocks(target_probs, draft_probs if N else None, x_rej, p_row, q_row, has_residual,
+                                lambda start, stop, out: noise_rows(start, stop, n_acc[start:stop], out), validate)
+    if validate:
+        _check_row_stats("target_probs", p_row, stats[0], stats[1], torch.ones_like(has_residual), tol)
+        if draft_probs is not None and N:
+            _check_row_stats("draft_probs", q_row, stats[2], stats[3], has_residual, tol)
 
     # Output: accepted drafts, then the recovered/bonus token, padded with -1.
     out = torch.full((B, K + 1), -1, dtype=torch.int64, device=device)  # [B, K + 1]
-    keep = local < n_acc[req]  # [N]
-    out[req[keep], local[keep]] = x[keep]
+    out[req, local] = torch.where(local < n_acc[req], x, -1)
     out[arange_b, n_acc] = token
     return out, n_acc + 1
 
@@ -230,9 +315,10 @@ def rejection_sample(
     uniforms: Optional[torch.Tensor] = None,
     noise: Optional[torch.Tensor] = None,
     validate: bool = True,
-    sum_tol: float = SUM_TOLERANCE,
+    sum_tol: Optional[float] = None,
+    max_num_draft_tokens: Optional[int] = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Verify a batch of speculative drafts; returns (token_ids [B, max_i k_i + 1], num_emitted [B]).
+    """Verify a batch of speculative drafts; returns (token_ids [B, K + 1], num_emitted [B]).
 
     Args:
         target_probs: float [sum_i (k_i + 1), V]. Request i owns k_i rows for its draft
@@ -242,25 +328,45 @@ def rejection_sample(
             is p with x removed).
         draft_token_ids: int [sum_i k_i], the drafts of request 0, then request 1, ...
         num_draft_tokens: int [B], k_i >= 0 (k_i = 0: the request only samples its bonus row).
-        generator: torch.Generator for the random draws (default: torch's global one).
+        generator: torch.Generator for the random draws (default: torch's global one on the
+            tensors' device). It supplies one 64-bit seed per request; the draws then come from
+            the counter-based `rng.py` at positions 0..k_i, as with `seeds=`.
         backend: "torch" (this module) or "triton" (`triton_kernel.py`): CUDA tensors on a GPU,
             or CPU tensors when TRITON_INTERPRET=1 was set before triton was first imported
             (`specdec.triton_mode()` says which applies).
-        seeds: int64 [B] per-request seeds. Draws then depend only on (seed, position), so a
-            request's tokens do not depend on the rest of the batch (see `rng.py`).
+        seeds: int64 [B] per-request seeds (all 64 bits count). Draws then depend only on
+            (seed, position), so a request's tokens do not depend on the rest of the batch.
+            The verifier draws from `rng.VERIFIER_STREAM`; a drafter using the same seeds must
+            draw from another stream (`specdec.rng.draft_sample`).
         positions: int64 [B], absolute position of the token decided by each request's first
             row (row j decides position positions[i] + j); default 0. Only with `seeds`.
+            0 <= positions[i] and positions[i] + k_i <= rng.MAX_POSITION (checked when validate).
         uniforms: float [sum_i k_i] in [0, 1), explicit acceptance draws (tests).
         noise: float [B, V] > 0, explicit Exp(1) noise for the one row each request samples
             (+inf allowed: that entry never wins).
-        validate: check values as well as shapes (ids in range, probabilities finite,
-            non-negative, rows summing to 1 within `sum_tol`, q(x) > 0). Needs a device sync;
-            shapes, dtypes and devices are always checked.
-        sum_tol: tolerance on each row's sum; default `SUM_TOLERANCE` = 1e-3.
+        validate: check values as well as shapes (below). Needs host syncs; with
+            validate=False and `max_num_draft_tokens` given (and seeds=, explicit randoms or a
+            generator on the tensors' device) the call issues no host synchronisation and can
+            be captured in a CUDA graph.
+        sum_tol: tolerance on each read row's sum; default `sum_tolerance(dtype, V)` (from the
+            dtype's epsilon and V: accepts correctly normalised bf16/fp16/fp32 rows).
+        max_num_draft_tokens: K >= max_i k_i, the output width minus one. Computed from
+            num_draft_tokens when omitted (a host sync).
+
+    What validate checks, reading only what the sampler reads: num_draft_tokens >= 0 and
+    summing to len(draft_token_ids) (and <= max_num_draft_tokens); draft ids in [0, V); the
+    gathered p(x) and q(x) of every draft finite and in [0, 1], q(x) > 0; every row the sampler
+    streams (one target row per request; the draft row at a rejection) finite, non-negative and
+    summing to 1 within sum_tol; positions in range; explicit uniforms in [0, 1) and noise > 0.
+    Not checked: the target and draft rows the sampler does not read (a row past the first
+    rejection, or a draft position's full row when its draft is accepted), whose contents
+    cannot change the result. The full rows are checked after the race, so a bad row raises
+    without anything having been written to the inputs. Shapes, dtypes and devices are always
+    checked.
 
     Returns:
-        token_ids: int64 [B, max_i k_i + 1], the accepted drafts then the recovered or bonus
-            token, padded with -1.
+        token_ids: int64 [B, K + 1] (K = max_num_draft_tokens or max_i k_i), the accepted
+            drafts then the recovered or bonus token, padded with -1.
         num_emitted: int64 [B], accepted + 1.
 
     Arithmetic is float32 whatever the input dtype. Raises ValueError (or TypeError) with the
@@ -268,8 +374,17 @@ def rejection_sample(
     """
     if backend not in ("torch", "triton"):
         raise ValueError(f"backend must be 'torch' or 'triton', got {backend!r}")
-    B, N, V, cu = _validate(target_probs, draft_probs, draft_token_ids, num_draft_tokens, validate, sum_tol)
+    B, N, V = _check_shapes(target_probs, draft_probs, draft_token_ids, num_draft_tokens)
     device = target_probs.device
+    tol = sum_tolerance(target_probs.dtype, V) if sum_tol is None else float(sum_tol)
+    cu = torch.zeros(B + 1, dtype=torch.int64, device=device)
+    torch.cumsum(num_draft_tokens.to(torch.int64), dim=0, out=cu[1:])
+    if max_num_draft_tokens is not None:
+        if not isinstance(max_num_draft_tokens, int) or max_num_draft_tokens < 0:
+            raise ValueError(f"max_num_draft_tokens must be an int >= 0, got {max_num_draft_tokens!r}")
+    if validate:
+        _check_counts(num_draft_tokens, cu, N, max_num_draft_tokens)
+    K = max_num_draft_tokens if max_num_draft_tokens is not None else (int(num_draft_tokens.max()) if B else 0)
     explicit = uniforms is not None or noise is not None
     if explicit:
         if seeds is not None or generator is not None:
@@ -287,33 +402,36 @@ def rejection_sample(
         if not isinstance(positions, torch.Tensor) or positions.shape != (B,) or positions.dtype not in _INT_DTYPES:
             raise ValueError(f"positions must be an integer tensor [B] = {(B,)}")
         positions = positions.to(device=device, dtype=torch.int64)
-    elif seeds is not None:
+        if validate:
+            _rng.check_positions(positions, num_draft_tokens.to(device=device, dtype=torch.int64))
+    if not explicit and seeds is None:  # the generator supplies the seeds
+        gen_device = generator.device if generator is not None else device
+        seeds = torch.randint(-2**63, 2**63 - 1, (B,), generator=generator, device=gen_device,
+                              dtype=torch.int64).to(device)
+    if seeds is not None and positions is None:
         positions = torch.zeros(B, dtype=torch.int64, device=device)
 
     if backend == "triton":
         from specdec import triton_kernel  # imported lazily: it imports triton
 
-        if not explicit and seeds is None:
-            # The kernel draws its own numbers from (seed, position); take the seeds from the generator.
-            seeds = torch.randint(0, 2**62, (B,), generator=generator,
-                                  device=generator.device if generator is not None else "cpu").to(device)
-            positions = torch.zeros(B, dtype=torch.int64, device=device)
         return triton_kernel.rejection_sample_triton(
             target_probs, draft_probs, draft_token_ids, cu,
-            uniforms=uniforms, noise=noise, seeds=seeds, positions=positions,
+            uniforms=uniforms, noise=noise, seeds=seeds, positions=positions, max_k=K,
+            validate=validate, sum_tol=tol,
         )
 
     if explicit:
-        noise_fn = lambda n_acc: noise.float()  # noqa: E731
-    elif seeds is not None:
+        def noise_rows(start, stop, n_acc, out):
+            out.copy_(noise[start:stop])
+    else:
         req = torch.repeat_interleave(torch.arange(B, device=device), num_draft_tokens.to(torch.int64), output_size=N)
         local = torch.arange(N, device=device) - cu[req]
-        keys = _rng.request_keys(seeds)  # [B]
+        keys = _rng.request_keys(seeds)  # [B, 2]
         uniforms = _rng.accept_uniforms(keys[req], positions[req] + local)  # [N]
-        noise_fn = lambda n_acc: _rng.exponential_noise(_rng.noise_keys(keys, positions + n_acc), V)  # noqa: E731
-    else:
-        uniforms = torch.rand(N, generator=generator, device=device)  # [N] in [0, 1)
-        # -log(U) with U in [0, 1): > 0 always (U = 0 gives +inf, a weight that never wins).
-        noise_fn = lambda n_acc: torch.rand(B, V, generator=generator, device=device).log_().neg_()  # noqa: E731
-    return _rejection_sample_torch(target_probs, draft_probs, draft_token_ids, num_draft_tokens, cu,
-                                   uniforms, noise_fn)
+        scratch: dict = {}
+
+        def noise_rows(start, stop, n_acc, out):
+            nk = _rng.noise_keys(keys[start:stop], positions[start:stop] + n_acc)
+            _rng.noise_block_(nk, out, scratch=scratch)
+    return _rejection_sample_torch(target_probs, draft_probs, draft_token_ids, num_draft_tokens, cu, K,
+                                   uniforms, noise_rows, validate, tol)

@@ -51,6 +51,7 @@ import triton
 import triton.language as tl
 
 from specdec import rng as _rng
+from specdec.backends import is_interpreted
 
 __all__ = ["rejection_sample_triton", "INTERPRETED"]
 
@@ -61,8 +62,18 @@ _SHIFT_4: tl.constexpr = tl.constexpr(_rng.SHIFT_4)
 _MULT_1: tl.constexpr = tl.constexpr(_rng.MULT_1)
 _MULT_2: tl.constexpr = tl.constexpr(_rng.MULT_2)
 _MULT_3: tl.constexpr = tl.constexpr(_rng.MULT_3)
-_SEED_SALT: tl.constexpr = tl.constexpr(_rng.SEED_SALT)
+_LB_SHIFT_1: tl.constexpr = tl.constexpr(_rng.LB_SHIFT_1)
+_LB_SHIFT_2: tl.constexpr = tl.constexpr(_rng.LB_SHIFT_2)
+_LB_SHIFT_3: tl.constexpr = tl.constexpr(_rng.LB_SHIFT_3)
+_LB_MULT_1: tl.constexpr = tl.constexpr(_rng.LB_MULT_1)
+_LB_MULT_2: tl.constexpr = tl.constexpr(_rng.LB_MULT_2)
+_SALT_LO: tl.constexpr = tl.constexpr(_rng.SALT_LO)
+_VERIFIER_SALT: tl.constexpr = tl.constexpr(_rng.stream_salt(_rng.VERIFIER_STREAM))
+_P_ACCEPT_HI: tl.constexpr = tl.constexpr(_rng.P_ACCEPT_HI)
+_P_ACCEPT_LO: tl.constexpr = tl.constexpr(_rng.P_ACCEPT_LO)
+_P_NOISE: tl.constexpr = tl.constexpr(_rng.P_NOISE)
 _MASK32: tl.constexpr = tl.constexpr(_rng.MASK32)
+_U_MAX: tl.constexpr = tl.constexpr(_rng.U_MAX)
 
 
 @triton.jit
@@ -79,9 +90,21 @@ def _hash32(x):
 
 @triton.jit
 def _exponential_noise(noise_key, offs):
-    """Exp(1) noise of vocabulary entries offs in the row keyed noise_key, as `rng.exponential_noise`."""
-    bits = _hash32(noise_key ^ offs.to(tl.uint32)) >> 9  # 23 random bits
-    return -tl.log((bits.to(tl.float32) + 0.5) * 1.1920928955078125e-07)  # 2**-23; always > 0
+    """Exp(1) noise of vocabulary entries offs in the row keyed noise_key, as `rng.noise_block_`:
+    E = -log1p(-v), v = (m + 1/2) 2**-32 (float32, capped below 1), m = lowbias32(key ^ y).
+    log1p by Kahan's formula log(a) * v / (1 - a), a = 1 - v (1 - a is exact), as triton's
+    interpreter has no log1p."""
+    x = noise_key ^ offs.to(tl.uint32)
+    x = x ^ (x >> _LB_SHIFT_1)
+    x = x * _LB_MULT_1
+    x = x ^ (x >> _LB_SHIFT_2)
+    x = x * _LB_MULT_2
+    x = x ^ (x >> _LB_SHIFT_3)
+    v = (x.to(tl.int32, bitcast=True).to(tl.float32) + 0.5) * 2.3283064365386963e-10  # 2**-32
+    v = tl.where(v < 0.0, v + 1.0, v)  # the bits read unsigned
+    v = tl.minimum(v, _U_MAX)
+    a = 1.0 - v
+    return tl.where(a == 1.0, v, -tl.log(a) * (v / (1.0 - a)))
 
 
 @triton.jit
@@ -100,6 +123,7 @@ def _rejection_sample_kernel(
     part_wi_ptr,  # [B, S] int32 its index
     part_p_ptr,  # [B, S] float32 best p score per slice (the fallback when the residual is empty)
     part_pi_ptr,  # [B, S] int32 its index
+    stats_ptr,  # [B, S, 4] float32 sum and min of the target row, sum and min of the draft row (VALIDATE)
     V,
     split_size,
     stride_p,
@@ -109,6 +133,7 @@ def _rejection_sample_kernel(
     HAS_Q: tl.constexpr,
     SEEDED: tl.constexpr,
     SPLIT: tl.constexpr,
+    VALIDATE: tl.constexpr,
     BLOCK_V: tl.constexpr,
 ):
     req = tl.program_id(0)
@@ -120,7 +145,8 @@ def _rejection_sample_kernel(
         seed = tl.load(seed_ptr + req)
         pos0 = tl.load(pos_ptr + req)
         # Request key K, as `rng.request_keys` (helpers are inlined where the interpreter pays per call).
-        key = _hash32(_hash32((seed & _MASK32).to(tl.uint32) ^ _SEED_SALT) ^ ((seed >> 32) & _MASK32).to(tl.uint32))
+        key0 = _hash32((seed & _MASK32).to(tl.uint32) ^ _SALT_LO)
+        key1 = _hash32(((seed >> 32) & _MASK32).to(tl.uint32) ^ _VERIFIER_SALT)
 
     # Walk the drafts in order on gathered scalars; stop at the first rejection.
     n_acc = 0
@@ -133,8 +159,10 @@ def _rejection_sample_kernel(
         else:
             q_x = 1.0  # one-hot draft
         if SEEDED:
-            bits = _hash32(key ^ ((2 * (pos0 + n_acc)) & _MASK32).to(tl.uint32)) >> 8  # as rng.accept_uniforms
-            u = bits.to(tl.float32) * 5.9604644775390625e-08  # 2**-24
+            c = _hash32(key0 ^ ((pos0 + n_acc) & _MASK32).to(tl.uint32)) ^ key1  # as rng.accept_uniforms
+            a24 = (_hash32(c ^ _P_ACCEPT_HI) >> 8).to(tl.float32)
+            b23 = (_hash32(c ^ _P_ACCEPT_LO) >> 9).to(tl.float32)
+            u = tl.minimum(a24 * 5.9604644775390625e-08 + (b23 + 0.5) * 7.105427357601002e-15, _U_MAX)
         else:
             u = tl.load(u_ptr + d_start + n_acc)
         if u * q_x < p_x:  # u < p(x) / q(x)
@@ -149,12 +177,17 @@ def _rejection_sample_kernel(
     q_row = (d_start + n_acc).to(tl.int64)
     x_rej = tl.load(draft_ids_ptr + q_row, mask=has_residual, other=-1)
     if SEEDED:
-        noise_key = _hash32(key ^ ((2 * (pos0 + n_acc) + 1) & _MASK32).to(tl.uint32))  # as rng.noise_keys
+        c = _hash32(key0 ^ ((pos0 + n_acc) & _MASK32).to(tl.uint32)) ^ key1
+        noise_key = _hash32(c ^ _P_NOISE)  # as rng.noise_keys
     v_begin = split * split_size
     v_end = tl.minimum(v_begin + split_size, V)
     q_end = tl.where(has_residual, v_end, 0)  # no draft row on the bonus row
     best_w = -1.0
     best_wi = 0
+    p_sum = 0.0
+    p_min = float("inf")
+    q_sum = 0.0
+    q_min = float("inf")
     for v0 in range(v_begin, v_end, BLOCK_V):
         offs = v0 + tl.arange(0, BLOCK_V)  # [BLOCK_V]
         mask = offs < v_end
@@ -162,12 +195,18 @@ def _rejection_sample_kernel(
         if HAS_Q:
             q = tl.load(q_ptr + q_row * stride_q + offs, mask=offs < q_end, other=0.0).to(tl.float32)
             w = tl.maximum(p - q, 0.0)  # residual weights (p itself on the bonus row: q masked to 0)
+            if VALIDATE:
+                q_sum += tl.sum(q, axis=0)
+                q_min = tl.minimum(q_min, tl.min(tl.where(offs < q_end, q, float("inf")), axis=0))
         else:
             w = tl.where(offs == x_rej, 0.0, p)  # one-hot q: p without the rejected token
         if SEEDED:
             e = _exponential_noise(noise_key, offs)
         else:
             e = tl.load(noise_ptr + req.to(tl.int64) * stride_noise + offs, mask=mask, other=1.0).to(tl.float32)
+        if VALIDATE:
+            p_sum += tl.sum(p, axis=0)
+            p_min = tl.minimum(p_min, tl.min(tl.where(mask, p, float("inf")), axis=0))
         score = tl.where(mask, tl.math.div_rn(w, e), -1.0)
         blk = tl.max(score, axis=0)
         blk_i = tl.min(tl.where(score == blk, offs, v_end), axis=0)  # first index on ties
@@ -193,6 +232,12 @@ def _rejection_sample_kernel(
             best_pi = tl.where(blk > best_p, blk_i, best_pi)
             best_p = tl.maximum(blk, best_p)
 
+    if VALIDATE:
+        st = (req * tl.num_programs(1) + split) * 4
+        tl.store(stats_ptr + st, p_sum)
+        tl.store(stats_ptr + st + 1, p_min)
+        tl.store(stats_ptr + st + 2, q_sum)
+        tl.store(stats_ptr + st + 3, q_min)
     if SPLIT:
         part = req * tl.num_programs(1) + split
         tl.store(part_w_ptr + part, best_w)
@@ -232,11 +277,7 @@ def _combine_splits_kernel(
     tl.store(out_ptr + req * stride_out + n - 1, token.to(tl.int64))
 
 
-def _is_interpreted(fn) -> bool:
-    return type(fn).__name__ == "InterpretedFunction"
-
-
-INTERPRETED = _is_interpreted(_rejection_sample_kernel)
+INTERPRETED = is_interpreted(_rejection_sample_kernel)
 """Whether the kernels above were decorated in interpreter mode (they then run on CPU tensors)."""
 
 
@@ -259,13 +300,18 @@ def rejection_sample_triton(
     block_v: Optional[int] = None,
     num_splits: Optional[int] = None,
     max_k: Optional[int] = None,
+    validate: bool = False,
+    sum_tol: Optional[float] = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Launch the verification kernel; returns (token_ids [B, K + 1], num_emitted [B]) int64.
 
     Called by `specdec.rejection_sample(..., backend="triton")`, which has validated the values;
     this launcher checks what the kernel itself relies on (device, layout, which random inputs)
     and picks the block size and the number of vocabulary slices per request. Pass `max_k`
-    (max_i k_i) to skip the one device-to-host read it otherwise needs for the output width.
+    (max_i k_i) to skip the one device-to-host read it otherwise needs for the output width:
+    with it the launch issues no host synchronisation (CUDA-graph capturable).
+    validate=True makes the kernel also return the sum and minimum of every row it streams
+    (no extra reads), checked afterwards as `rejection_sample` documents (a host sync).
     """
     device = target_probs.device
     if device.type == "cpu" and not INTERPRETED:
@@ -274,7 +320,7 @@ def rejection_sample_triton(
             "To run it on CPU with the Triton interpreter, set TRITON_INTERPRET=1 in the environment "
             "before triton is first imported in this process; or move the tensors to CUDA."
         )
-    if INTERPRETED and not _is_interpreted(tl.max):
+    if INTERPRETED and not is_interpreted(tl.max):
         raise RuntimeError(
             "specdec's Triton kernel is in interpreter mode but triton.language was imported earlier "
             "without TRITON_INTERPRET=1; set TRITON_INTERPRET=1 before triton is first imported."
@@ -329,16 +375,17 @@ def rejection_sample_triton(
     else:
         part_w = part_p = u if not seeded else p  # unused pointers
         part_wi = part_pi = cu
+    stats = torch.empty(B, num_splits, 4, dtype=torch.float32, device=device) if validate else part_w
 
     num_warps = 4 if block_v <= 1024 else 8
     _rejection_sample_kernel[(B, num_splits)](
         p, q if q is not None else p, ids, cu,
         u, noise_t, seeds, positions,
-        out, num_emitted, part_w, part_wi, part_p, part_pi,
+        out, num_emitted, part_w, part_wi, part_p, part_pi, stats,
         V, split_size,
         p.stride(0), q.stride(0) if q is not None else 0,
         noise_t.stride(0) if not seeded else 0, out.stride(0),
-        HAS_Q=q is not None, SEEDED=seeded, SPLIT=split, BLOCK_V=block_v,
+        HAS_Q=q is not None, SEEDED=seeded, SPLIT=split, VALIDATE=validate, BLOCK_V=block_v,
         num_warps=num_warps,
     )
     if split:
@@ -346,4 +393,22 @@ def rejection_sample_triton(
             part_w, part_wi, part_p, part_pi, out, num_emitted, num_splits, out.stride(0),
             BLOCK_S=triton.next_power_of_2(num_splits), num_warps=1,
         )
+    if validate:
+        _check_stats(stats, num_emitted, cu, target_probs.dtype, V, sum_tol, q is not None)
     return out, num_emitted
+
+
+def _check_stats(stats, num_emitted, cu, dtype, V, sum_tol, has_q):
+    from specdec.sampler import _check_row_stats, sum_tolerance
+
+    tol = sum_tolerance(dtype, V) if sum_tol is None else sum_tol
+    p_sum = stats[:, :, 0].sum(dim=1)
+    p_min = stats[:, :, 1].amin(dim=1)
+    B = num_emitted.numel()
+    n_acc = num_emitted - 1
+    arange_b = torch.arange(B, device=num_emitted.device)
+    _check_row_stats("target_probs", cu[:-1] + arange_b + n_acc, p_sum, p_min,
+                     torch.ones(B, dtype=torch.bool, device=num_emitted.device), tol)
+    if has_q:
+        _check_row_stats("draft_probs", cu[:-1] + n_acc, stats[:, :, 2].sum(dim=1), stats[:, :, 3].amin(dim=1),
+                         n_acc < cu[1:] - cu[:-1], tol)

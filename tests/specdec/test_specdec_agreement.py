@@ -159,8 +159,10 @@ def test_a_seeded_request_ignores_the_rest_of_the_batch(backend):
 
 
 def test_seeded_draws_depend_on_seed_and_position_only():
-    keys = specdec_rng.request_keys(torch.tensor([1, 1, 2]))
-    assert keys[0] == keys[1] and keys[0] != keys[2]
+    keys = specdec_rng.request_keys(torch.tensor([1, 1, 2, 2**32 + 1]))  # [n, 2]: 64-bit keys
+    assert torch.equal(keys[0], keys[1]) and not torch.equal(keys[0], keys[2])
+    assert not torch.equal(keys[0], keys[3]), "seeds differing only in their high 32 bits must differ"
+    keys = keys[:3]
     u = specdec_rng.accept_uniforms(keys, torch.tensor([10, 11, 10]))
     assert u[0] != u[1] and u[0] != u[2]
     assert ((u >= 0) & (u < 1)).all()

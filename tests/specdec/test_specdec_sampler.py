@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specdec import SUM_TOLERANCE, rejection_sample
+from specdec import SUM_TOLERANCE, rejection_sample, sum_tolerance
 
 
 def small_batch():
@@ -56,16 +56,21 @@ def test_generator_makes_runs_reproducible():
         (lambda a: a.update(target_probs=a["target_probs"][:3]), ValueError, "expected sum_i \\(k_i \\+ 1\\) = 4"),
         (lambda a: a.update(target_probs=a["target_probs"][:, :2]), ValueError, "draft_probs must be"),
         (lambda a: a.update(draft_probs=a["draft_probs"][:1]), ValueError, "draft_probs must be"),
-        (lambda a: a.update(draft_token_ids=torch.tensor([2])), ValueError, "expected sum_i k_i = 2"),
+        (lambda a: a.update(draft_token_ids=torch.tensor([2])), ValueError, "expected sum_i \\(k_i \\+ 1\\) = 3"),
         (lambda a: a.update(draft_token_ids=torch.tensor([2, 3])), ValueError, "outside the vocabulary"),
         (lambda a: a.update(draft_token_ids=torch.tensor([-1, 0])), ValueError, "outside the vocabulary"),
         (lambda a: a.update(draft_token_ids=torch.tensor([2.0, 0.0])), ValueError, "integer tensor"),
         (lambda a: a.update(num_draft_tokens=torch.tensor([3, -1])), ValueError, ">= 0"),
         (lambda a: a.update(num_draft_tokens=torch.tensor([[2, 0]])), ValueError, "1-D integer tensor"),
-        (lambda a: a["target_probs"].__setitem__((1, 1), float("nan")), ValueError, "NaN"),
-        (lambda a: a["target_probs"].__setitem__((1, 1), float("inf")), ValueError, "NaN|infinite"),
-        (lambda a: a["target_probs"].__setitem__((0, slice(None)), torch.tensor([-0.1, 0.4, 0.7])), ValueError, "negative"),
-        (lambda a: a["target_probs"].__setitem__((2, 0), 0.6), ValueError, "row 2 sums to 1.1"),
+        # Row 3 is request 1's only row (k_1 = 0): the sampler always reads it in full.
+        (lambda a: a["target_probs"].__setitem__((3, 1), float("nan")), ValueError, "row 3 has NaN"),
+        (lambda a: a["target_probs"].__setitem__((3, 1), float("inf")), ValueError, "row 3 has NaN or infinite"),
+        (lambda a: a["target_probs"].__setitem__((3, slice(None)), torch.tensor([-0.1, 0.4, 0.7])), ValueError,
+         "row 3 has negative"),
+        (lambda a: a["target_probs"].__setitem__((3, 0), 0.3), ValueError, "row 3 sums to 1.1"),
+        # Gathered p(x), q(x) are checked at every draft, read in full or not.
+        (lambda a: a["target_probs"].__setitem__((1, 0), float("nan")), ValueError, "target_probs at draft 1"),
+        (lambda a: a["draft_probs"].__setitem__((0, 2), 1.5), ValueError, "draft_probs at draft 0"),
         (lambda a: a["draft_probs"].__setitem__((1, slice(None)), torch.tensor([0.0, 0.5, 0.5])), ValueError,
          "q\\(x\\) = 0"),
         (lambda a: a.update(target_probs=torch.log(a["target_probs"])), ValueError, "negative|logits"),
@@ -90,10 +95,15 @@ def test_bad_input_raises_a_clear_error(mutate, error, message):
 
 def test_sum_tolerance_is_stated_and_adjustable():
     p, q, drafts, k = small_batch()
-    p[0] = torch.tensor([0.1, 0.2, 0.7 + SUM_TOLERANCE / 2])
+    tol = sum_tolerance(torch.float32, 3)
+    p[3] = torch.tensor([0.2, 0.2, 0.6 + tol / 2])  # request 1's row, always read
     rejection_sample(p, q, drafts, k)  # within the default tolerance
     with pytest.raises(ValueError, match="sum_tol"):
-        rejection_sample(p, q, drafts, k, sum_tol=1e-5)
+        rejection_sample(p, q, drafts, k, sum_tol=tol / 4)
+    p[3] = torch.tensor([0.2, 0.2, 0.6 + SUM_TOLERANCE / 2])
+    with pytest.raises(ValueError, match="row 3 sums to"):
+        rejection_sample(p, q, drafts, k)  # the old fixed 1e-3 is far looser than float32 needs
+    rejection_sample(p, q, drafts, k, sum_tol=SUM_TOLERANCE)
 
 
 def test_validate_false_skips_value_checks_not_shapes():
