@@ -131,6 +131,8 @@ def build_notebook(lesson: Lesson, edition: str, copy: str | None = None) -> nbf
             continue  # placed where their exercise / question is
         if cell.answer_only and edition == "exercise":
             continue
+        if getattr(cell, "web_only", False) or (getattr(cell, "student_only", False) and edition == "solution"):
+            continue  # the OJS explorer and other browser-only content; student-only text
         if cell.role == "exercise" and edition == "solution":
             cells.append(_code_cell(solutions[cell.course_id], role="solution", editable=False))
         elif cell.kind == "code":

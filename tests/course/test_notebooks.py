@@ -62,6 +62,15 @@ def test_every_other_cell_is_locked(lesson):
             assert cell.metadata.editable is False and cell.metadata.deletable is False, cell.id
 
 
+def test_web_only_and_student_only_content_stays_out_of_the_notebooks(lesson):
+    for edition in ("exercise", "solution"):
+        sources = [c.source for c in build_notebook(lesson, edition).cells]
+        assert not [s for s in sources if "```ojs" in s or "```{ojs}" in s], edition
+        for cell in lesson.cells:
+            if cell.web_only or (cell.student_only and edition == "solution"):
+                assert cell.source not in sources or not cell.source.strip(), (edition, cell.line)
+
+
 def test_banner_names_the_workspace_commands_and_the_locks(lesson):
     banner = build_notebook(lesson, "exercise").cells[0].source
     assert f".venv/bin/python -m grader start {lesson.name}" in banner
