@@ -28,19 +28,17 @@ CORPUS = ROOT / "tests" / "lesson07" / "text_corpus"
 
 def grade_corpus(entries: list[dict]) -> list[dict]:
     """One row per entry: the person's and the grader's points, review, vetoes."""
-    from grader.claims import parse_text_rubric
     from grader.grade import context
     from grader.text import score_answer
     from grader.vetoes import find_vetoes
 
     ctx = context("lesson07")
-    data = yaml.safe_load(ctx.rubric.path.read_text(encoding="utf-8"))
-    criteria = {c.answer: c for c in parse_text_rubric(data).values()}
+    criteria = {c.answer: c for c in ctx.rubric.text_criteria}
     rows = []
     for e in entries:
         criterion = criteria[e["question"]]
         result = score_answer(e["answer"], criterion, ctx.references.get(e["question"]), None, ctx.rubric.feedback)
-        hits = find_vetoes({e["question"]: e["answer"]}, ctx.rubric.vetoes)
+        hits = find_vetoes({e["question"]: e["answer"]}, ctx.rubric.vetoes, ctx.rubric.feedback)
         vetoes = sorted({h.id for h in hits})
         rows.append({"id": e["id"], "question": e["question"], "style": e.get("style", ""), "want": e["points"],
                      "got": result.points, "max": criterion.points, "review": result.needs_review or bool(hits),
@@ -94,6 +92,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--show", action="store_true", help="list dev.yml disagreements")
     ap.add_argument("--json", help="write the summaries here")
+    ap.add_argument("--dangerous", action="store_true", help="list the ids of dev.yml's dangerous errors")
     args = ap.parse_args(argv)
     out = {}
     for name in ("dev.yml", "holdout.yml"):
@@ -104,6 +103,8 @@ def main(argv=None) -> int:
         rows = grade_corpus(entries)
         out[name] = summarise(rows)
         print_summary(name, out[name])
+        if args.dangerous and name == "dev.yml":
+            print(out[name]["dangerous"])
         if args.show and name == "dev.yml":
             for r in rows:
                 if r["want"] != r["got"] or r["want_vetoes"] != r["got_vetoes"]:

@@ -93,6 +93,8 @@ class TextSettings:
     copy_ngram: int
     copy_threshold: float
     copy_review: float                         # copy share at or above this: low confidence
+    copy_certain: float                        # copy share at or above this: a copy beyond doubt (high confidence)
+    paraphrase_threshold: float                # share of sentences that follow one reference sentence: a reworded copy
     pasted_ngram: int                          # shingle size for the comparison with the rubric's own texts
     copy_min_chars: int
     collusion_threshold: float
@@ -210,7 +212,8 @@ def parse_settings(data: dict, where: str = "text") -> TextSettings:
                   _alternatives(data.get("distancing"), f"{where}.distancing"))
     num = lambda key, kind=int: _need(data, key, kind if kind is int else (int, float), where)  # noqa: E731
     return TextSettings(scope, num("min_sentences"), num("copy_ngram"), float(num("copy_threshold", float)),
-                        float(num("copy_review", float)), num("pasted_ngram"), num("copy_min_chars"),
+                        float(num("copy_review", float)), float(num("copy_certain", float)),
+                        float(num("paraphrase_threshold", float)), num("pasted_ngram"), num("copy_min_chars"),
                         float(num("collusion_threshold", float)), num("collusion_min_chars"), num("long_answer_chars"))
 
 
@@ -314,10 +317,12 @@ def _term_found(term: Term, s: Sentence, exprs: list[fm.Expr], scope: Scope) -> 
     return None
 
 
-def rule_sentence(rules: tuple[Rule, ...], a: Analysed, scope: Scope, misconception: bool = False) -> int | None:
-    """Index of the first sentence where some rule is found, asserted (None if none)."""
+def rule_sentence(rules: tuple[Rule, ...], a: Analysed, scope: Scope, misconception: bool = False,
+                  prose: bool = True) -> int | None:
+    """Index of the first sentence where some rule is found, asserted (None if none). A naming answer
+    (`prose: false`, the code map) need not have a predicate in each sentence."""
     for i, s in enumerate(a.sentences):
-        if s.question or not a.asserting[i] or (misconception and s.distanced):
+        if s.question or (prose and not a.asserting[i]) or (misconception and s.distanced):
             continue
         for rule in rules:
             found = [_term_found(t, s, a.exprs[i], scope) for t in rule.terms]

@@ -17,7 +17,7 @@ import threading
 import traceback
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -31,7 +31,7 @@ from .paths import LESSON_NAME, ROOT, LessonFiles, files_for_qmd, lesson_files, 
 from .rubric import Exercise, Rubric, RubricError, load_rubric
 from .score import Report, ReportError, failed_report, score
 from .submission import SubmissionError, find_answers, find_exercise, read_notebook
-from .text import score_answer
+from .text import collusion, score_answer
 from .vetoes import find_vetoes
 
 
@@ -136,14 +136,30 @@ def default_lesson(root: Path = ROOT) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
+ANSWER_LIMIT = 8000          # characters of each answer kept in the report (for the review page)
+
+
+def student_of(path: Path) -> str:
+    """`submissions/<student>/<lesson>.ipynb` -> the student; any other file -> its stem."""
+    parts = path.parts
+    if len(parts) >= 3 and parts[-3] == "submissions":
+        return parts[-2]
+    return path.stem
+
+
+def _truncated(text: str) -> str:
+    return text if len(text) <= ANSWER_LIMIT else text[:ANSWER_LIMIT] + f"\n…［已截断，原文 {len(text)} 字符］"
+
+
 def grade_one(path: str | Path, options: Options = Options()) -> Report:
     name = str(path)
     try:
-        return _grade(name, options)
+        report = _grade(name, options)
     except Exception as exc:  # the grader's own bug must not stop a batch
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         error = ReportError("internal", messages.INTERNAL.format(detail=detail[:200]), traceback.format_exc(limit=12))
-        return failed_report(name, [error], options.lesson)
+        report = failed_report(name, [error], options.lesson)
+    return replace(report, student=student_of(Path(name)))
 
 
 def _fallback_rubric(options: Options, lesson: str | None = None) -> Rubric | None:
@@ -191,7 +207,8 @@ def _grade(name: str, options: Options) -> Report:
             errors.append(ReportError("missing_cell", messages.MISSING_ANSWER_CELL.format(answer=criterion.answer)))
         texts[criterion.id] = score_answer(answer, criterion, ctx.references.get(criterion.answer), rubric.text,
                                            rubric.feedback, check_copy=not options.as_reference)
-    hits = find_vetoes({c.answer: answers.get(c.answer) for c in rubric.text_criteria}, rubric.vetoes)
+    hits = find_vetoes({c.answer: answers.get(c.answer) for c in rubric.text_criteria}, rubric.vetoes, rubric.feedback)
+    answer_texts = {c.answer: _truncated(answers[c.answer]) for c in rubric.text_criteria if answers.get(c.answer)}
 
     # Code: for each exercise, fills -> the instructor's template -> sandbox -> checks.
     checks: list[CheckResult] = []
@@ -217,8 +234,9 @@ def _grade(name: str, options: Options) -> Report:
         problems[ex.exercise.id] = problem
         errors.extend(run.errors)
     hidden = (sum(e.suite.hidden_count for e in ctx.exercises), sum(e.suite.hidden_calls for e in ctx.exercises))
-    return score(rubric, name, checks=checks, code_problem=problems, texts=texts, vetoes=hits, errors=errors,
-                 override=override, hidden=hidden, warnings=tuple(warnings))
+    report = score(rubric, name, checks=checks, code_problem=problems, texts=texts, vetoes=hits, errors=errors,
+                   override=override, hidden=hidden, warnings=tuple(warnings))
+    return replace(report, answers=answer_texts)
 
 
 def _untouched(ex: ExerciseContext, submitted: str) -> bool:
@@ -316,7 +334,34 @@ def grade_many(paths: Sequence[str], options: Options = Options(), jobs: int = 2
             reports[n] = future.result()
             if progress:
                 progress(reports[n])
-    return _shape_unreadable(reports, options)
+    return mark_collusion(_shape_unreadable(reports, options), options)
+
+
+def mark_collusion(reports: list[Report], options: Options = Options()) -> list[Report]:
+    """Compare the answers of one batch with each other (per lesson and question); a pair above the
+    rubric's `collusion_threshold` is listed on both reports, which are then marked for review."""
+    by_lesson: dict[str, list[int]] = {}
+    for n, r in enumerate(reports):
+        if r.lesson and r.answers:
+            by_lesson.setdefault(r.lesson, []).append(n)
+    found: dict[int, list[dict]] = {}
+    for lesson, indices in by_lesson.items():
+        if len(indices) < 2:
+            continue
+        try:
+            settings = context(lesson, options.root).rubric.text
+        except Exception:       # an unknown lesson was already reported as an error
+            continue
+        pairs = collusion({n: reports[n].answers for n in indices}, settings.copy_ngram, settings.collusion_threshold,
+                          settings.collusion_min_chars)
+        for pair in pairs:
+            for me, other in ((pair["a"], pair["b"]), (pair["b"], pair["a"])):
+                found.setdefault(me, []).append({"answer": pair["answer"], "other": reports[other].submission,
+                                                 "similarity": pair["similarity"]})
+    out = list(reports)
+    for n, items in found.items():
+        out[n] = replace(out[n], collusion=tuple(items), needs_review=True)
+    return out
 
 
 def _shape_unreadable(reports: list[Report], options: Options) -> list[Report]:

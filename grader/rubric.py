@@ -16,26 +16,13 @@ from pathlib import Path
 
 import yaml
 
+from .claims import TextCriterion, TextRubricError, TextSettings, parse_criterion, parse_settings
+
 from .paths import ROOT, lesson_files
 
 
 class RubricError(ValueError):
     """A rubric file that cannot be used; the message starts with `file: key:`."""
-
-
-@dataclass(frozen=True)
-class Concept:
-    id: str
-    label: str
-    terms: tuple[str, ...]
-    patterns: tuple[re.Pattern, ...]
-
-
-@dataclass(frozen=True)
-class Level:
-    points: int
-    min_groups: int
-    require: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,9 +36,8 @@ class Criterion:
     exercise: str | None = None                # code: the exercise whose checks these are
     optional: bool = False                     # outside max_score: reported separately (a challenge)
     answer: str | None = None                  # text: the answer cell's course_id
-    prose: bool = True                         # text: sentence / copy / keyword-list rules apply
-    concepts: tuple[Concept, ...] = ()
-    levels: tuple[Level, ...] = ()
+    prose: bool = True                         # text: the keyword-list rule applies
+    text: TextCriterion | None = None          # text: claims, misconceptions, levels (grader/claims.py)
 
 
 @dataclass(frozen=True)
@@ -93,16 +79,6 @@ class PassRule:
     min_score: int
     require: tuple[str, ...] = ()
     no_vetoes: bool = True
-
-
-@dataclass(frozen=True)
-class TextSettings:
-    min_sentences: int
-    min_sentence_chars: int
-    predicate_words: tuple[str, ...]
-    copy_ngram: int
-    copy_threshold: float
-    copy_min_chars: int
 
 
 @dataclass(frozen=True)
@@ -158,8 +134,8 @@ class Rubric:
         return tuple(c for c in self.criteria if c.kind == "text")
 
 
-FEEDBACK_KEYS = ("empty", "missing_cell", "keyword_list", "copy", "missing", "full", "unfilled", "integrity", "forbidden",
-                 "not_run")
+FEEDBACK_KEYS = ("empty", "missing_cell", "keyword_list", "copy", "full", "misconception", "false_formula", "swapped",
+                 "unfilled", "integrity", "forbidden", "not_run")
 
 
 def rubric_path(lesson: str, root: Path = ROOT) -> Path:
@@ -239,7 +215,11 @@ def parse_rubric(data, path: Path) -> Rubric:
                          rule.strings("require") if rule else (),
                          rule.get("no_vetoes", bool, True) if rule else True)
     default_exercise = exercises[0].id
-    criteria = tuple(_criterion(item, path, f"criteria[{n}]", default_exercise)
+    try:
+        text_settings = parse_settings(tx.data, "text")
+    except TextRubricError as exc:
+        raise RubricError(f"{path}: {exc}") from None
+    criteria = tuple(_criterion(item, path, f"criteria[{n}]", default_exercise, text_settings)
                      for n, item in enumerate(top.get("criteria", list)))
     scored = {e.id: e.scored for e in exercises}
     criteria = tuple(_with_optional(c, scored, top, n) for n, c in enumerate(criteria))
@@ -252,8 +232,7 @@ def parse_rubric(data, path: Path) -> Rubric:
         seed=seed,
         pass_rule=pass_rule,
         sandbox=SandboxSettings(sb.get("timeout_s", float), sb.get("call_timeout_s", float), sb.get("memory_mb", int)),
-        text=TextSettings(tx.get("min_sentences", int), tx.get("min_sentence_chars", int), tx.strings("predicate_words"),
-                          tx.get("copy_ngram", int), tx.get("copy_threshold", float), tx.get("copy_min_chars", int)),
+        text=text_settings,
         feedback=dict(feedback),
         criteria=criteria,
         vetoes=tuple(_veto(item, path, f"vetoes[{n}]") for n, item in enumerate(top.get("vetoes", list))),
@@ -302,7 +281,7 @@ def _with_optional(criterion: Criterion, scored: dict, top: _Reader, n: int) -> 
     return Criterion(**{**criterion.__dict__, "optional": True})
 
 
-def _criterion(data, path: Path, where: str, default_exercise: str) -> Criterion:
+def _criterion(data, path: Path, where: str, default_exercise: str, text_settings: TextSettings) -> Criterion:
     r = _Reader(data, path, where)
     kind = r.get("kind", str)
     points = r.get("points", int)
@@ -317,33 +296,11 @@ def _criterion(data, path: Path, where: str, default_exercise: str) -> Criterion
         return Criterion(**common, checks=checks, exercise=r.get("exercise", str, default_exercise))
     if kind != "text":
         r.fail("kind", f"expected 'code' or 'text', got {kind!r}")
-    concepts = []
-    for n, item in enumerate(r.get("concepts", list)):
-        c = _Reader(item, path, f"{where}.concepts[{n}]")
-        concept = Concept(c.get("id", str), c.get("label", str), tuple(t.lower() for t in c.strings("terms")),
-                          c.patterns("patterns"))
-        if not concept.terms and not concept.patterns:
-            c.fail("terms", "a concept needs terms or patterns")
-        concepts.append(concept)
-    ids = [c.id for c in concepts]
-    if len(set(ids)) != len(ids):
-        r.fail("concepts", "duplicate concept id")
-    levels = []
-    for n, item in enumerate(r.get("levels", list)):
-        lv = _Reader(item, path, f"{where}.levels[{n}]")
-        level = Level(lv.get("points", int), lv.get("min_groups", int), lv.strings("require"))
-        if not 0 < level.points <= points:
-            lv.fail("points", f"must be between 1 and the criterion's {points}")
-        if level.min_groups > len(concepts):
-            lv.fail("min_groups", f"more than the {len(concepts)} concept groups")
-        unknown = set(level.require) - set(ids)
-        if unknown:
-            lv.fail("require", f"unknown concept ids {sorted(unknown)}")
-        levels.append(level)
-    if not levels or [lv.points for lv in levels] != sorted((lv.points for lv in levels), reverse=True):
-        r.fail("levels", "need at least one level, highest points first")
-    return Criterion(**common, answer=r.get("answer", str), prose=r.get("prose", bool, True),
-                     concepts=tuple(concepts), levels=tuple(levels))
+    try:
+        text = parse_criterion(data, text_settings, where)
+    except TextRubricError as exc:
+        raise RubricError(f"{path}: {exc}") from None
+    return Criterion(**common, answer=r.get("answer", str), prose=r.get("prose", bool, True), text=text)
 
 
 def _veto(data, path: Path, where: str) -> Veto:

@@ -12,7 +12,11 @@ Rules (the rubric supplies the numbers):
   count toward the score;
 - passed iff the rubric's pass rule holds — score >= pass.min_score, every `pass.require`d
   criterion at full points, no veto remaining (when `pass.no_vetoes`) — and no error was reported;
-  `pass_problems` says, in words, which part of the rule failed.
+  `pass_problems` says, in words, which part of the rule failed;
+- status is `pending_review` (and passed is false) when a person's decision could flip the outcome:
+  with every low-confidence text criterion at full points and unconfirmed vetoes cleared the rule
+  holds, but with those criteria at 0 it does not (or the other way round). A veto counts as
+  confirmed once the submission has an override (a person looked at it and did not clear it).
 The dict form (`Report.to_dict`) is the JSON contract; keys may be added, never renamed.
 """
 from __future__ import annotations
@@ -58,10 +62,19 @@ class CriterionScore:
     needs_review: bool = False
     checks: tuple[str, ...] = ()                      # ids of the checks behind a code criterion
     overridden: dict | None = None                    # {"from", "to", "by"}
+    text: dict | None = None                          # text: answer, confidence, confidence_reason, evidence
+
+    @property
+    def doubtful(self) -> bool:
+        """Low-confidence text points that no person has confirmed."""
+        return bool(self.text) and self.text.get("confidence") == "low" and not self.overridden
 
     def to_dict(self) -> dict:
         out = {"id": self.id, "points": self.points, "max_points": self.max_points, "feedback": self.feedback,
                "title": self.title, "needs_review": self.needs_review}
+        if self.kind == "text":
+            out["kind"] = "text"
+            out.update(self.text or {})
         if self.overridden:
             out["overridden"] = dict(self.overridden)
         return out
@@ -88,9 +101,16 @@ class Report:
     warnings: tuple[str, ...] = ()                  # things an instructor should look at (needs_review)
     pass_problems: tuple[str, ...] = ()             # why the pass rule did not hold, in words
     pass_rule: dict | None = None                   # the rule as data, for the reports
+    pending: bool = False                           # the outcome depends on doubtful points or an unconfirmed veto
+    student: str = ""
+    answers: dict = field(default_factory=dict)     # answer course_id -> the student's text (truncated)
+    collusion: tuple[dict, ...] = ()                # {"answer", "other", "similarity"}
 
     @property
     def status(self) -> str:
+        """passed | failed | pending_review (a person must look before it is a pass or a fail)."""
+        if self.pending:
+            return "pending_review"
         return "passed" if self.passed else "failed"
 
     def to_dict(self) -> dict:
@@ -109,6 +129,9 @@ class Report:
             "checks": [{"id": c.id, "exercise": c.exercise, "passed": c.passed, "public": c.public, "message": c.message}
                        for c in self.checks],
             "pass_problems": list(self.pass_problems),
+            "student": self.student,
+            "answers": dict(self.answers),
+            "collusion": [dict(c) for c in self.collusion],
         }
         if self.pass_rule:
             out["pass_rule"] = dict(self.pass_rule)
@@ -147,8 +170,10 @@ def code_score(criterion, checks: dict, code_problem: str | None) -> CriterionSc
 
 
 def text_score(criterion, result: TextResult) -> CriterionScore:
+    extra = {"answer": criterion.answer, "confidence": result.confidence, "confidence_reason": result.confidence_reason,
+             "evidence": result.evidence}
     return CriterionScore(criterion.id, criterion.title, "text", result.points, criterion.points, result.feedback,
-                          needs_review=result.needs_review)
+                          needs_review=result.needs_review, text=extra)
 
 
 def _apply_override(item: CriterionScore, override: Override | None) -> CriterionScore:
@@ -157,7 +182,7 @@ def _apply_override(item: CriterionScore, override: Override | None) -> Criterio
     to = override.points[item.id]
     return CriterionScore(item.id, item.title, item.kind, to, item.max_points,
                           f"{item.feedback}（教师调整：{item.points} → {to}）", item.needs_review, item.checks,
-                          {"from": item.points, "to": to, "by": override.by})
+                          {"from": item.points, "to": to, "by": override.by}, item.text)
 
 
 def pass_problems(rubric, total: int, items, vetoes, errors) -> list[str]:
@@ -202,10 +227,31 @@ def score(rubric, submission: str, *, checks: list[CheckResult] = (), code_probl
     needs_review = (any(item.needs_review for item in items + optional) or bool(kept) or bool(warnings)
                     or any(e.id == "internal" for e in errors))
     rule = rubric.pass_rule
-    return Report(submission, rubric.lesson, total, rubric.max_score, rule.min_score, not why_not, needs_review,
+    pending = pending_review(rubric, items, kept, errors, confirmed=override is not None)
+    return Report(submission, rubric.lesson, total, rubric.max_score, rule.min_score, not why_not and not pending,
+                  needs_review,
                   tuple(items), kept, tuple(errors), tuple(checks), dropped, override.note if override else "",
                   *hidden, optional=tuple(optional), warnings=tuple(warnings), pass_problems=tuple(why_not),
-                  pass_rule={"min_score": rule.min_score, "require": list(rule.require), "no_vetoes": rule.no_vetoes})
+                  pass_rule={"min_score": rule.min_score, "require": list(rule.require), "no_vetoes": rule.no_vetoes},
+                  pending=pending)
+
+
+def _with_points(item: CriterionScore, points: int) -> CriterionScore:
+    return CriterionScore(item.id, item.title, item.kind, points, item.max_points, item.feedback, item.needs_review,
+                          item.checks, item.overridden, item.text)
+
+
+def pending_review(rubric, items, vetoes, errors, confirmed: bool = False) -> bool:
+    """Could a person's decision on the doubtful points (low-confidence text criteria, and vetoes nobody has
+    looked at yet) turn a pass into a fail or a fail into a pass? Grading errors are never pending."""
+    doubtful = [i for i in items if i.doubtful]
+    if errors or (not doubtful and (confirmed or not vetoes)):
+        return False
+    best = [_with_points(i, i.max_points) if i.doubtful else i for i in items]
+    worst = [_with_points(i, 0) if i.doubtful else i for i in items]
+    best_fails = pass_problems(rubric, sum(i.points for i in best), best, () if not confirmed else vetoes, errors)
+    worst_fails = pass_problems(rubric, sum(i.points for i in worst), worst, vetoes, errors)
+    return bool(best_fails) != bool(worst_fails)
 
 
 def failed_report(submission: str, errors: list[ReportError], lesson: str | None = None, rubric=None) -> Report:

@@ -57,6 +57,24 @@ def shingles(text: str, n: int) -> set[tuple]:
     return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
 
 
+def paraphrase_share(answer: str, reference: str, n: int = 3, overlap: float = 0.4) -> tuple[float, int]:
+    """(share of the answer's sentences that closely follow one sentence of the reference, how many sentences):
+    a reworded copy keeps the reference's sentences one by one, with a few words changed."""
+    def sentences_of(text):
+        return [sh for sh in (_shingles_of(t, n) for t in re.split(r"[。！？!?；;\n]", text)) if len(sh) >= 2]
+    ref = sentences_of(reference)
+    mine = sentences_of(answer)
+    if not mine or not ref:
+        return 0.0, len(mine)
+    close = sum(1 for a in mine if max(len(a & r) / len(a) for r in ref) >= overlap)
+    return close / len(mine), len(mine)
+
+
+def _shingles_of(text: str, n: int) -> set[tuple]:
+    tokens = prose_tokens(text)
+    return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
+
+
 def _feedback_markers(feedback: dict) -> list[str]:
     """The literal openings of the feedback templates (「缺少：」 of 「缺少：{labels}。」): self-check output pasted back."""
     out = []
@@ -80,12 +98,11 @@ def _quote(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def score_answer(answer: str | None, criterion: TextCriterion, reference: str | None, settings=None,
+def score_answer(answer: str | None, criterion, reference: str | None, settings=None,
                  feedback: dict | None = None, check_copy: bool = True) -> TextResult:
-    """Points for one free-text criterion. `answer` is None when the answer cell is missing."""
-    if not isinstance(criterion, TextCriterion):          # the old rubric model (phase-1 bridge)
-        from .text_legacy import score_answer as legacy
-        return legacy(answer, criterion, reference, settings, feedback, check_copy)
+    """Points for one free-text criterion (a rubric Criterion or its TextCriterion); `answer` is None when the
+    answer cell is missing. `settings` is accepted for compatibility: the criterion carries its settings."""
+    criterion = getattr(criterion, "text", None) or criterion   # a rubric Criterion carries its TextCriterion
     feedback = feedback or {}
     settings = criterion.settings
     all_ids = tuple(c.id for c in criterion.claims) + tuple(ln.id for ln in criterion.lines)
@@ -104,7 +121,7 @@ def score_answer(answer: str | None, criterion: TextCriterion, reference: str | 
     # Claims.
     found: dict[str, tuple[int, str]] = {}          # id -> (sentence index, via)
     for claim in criterion.claims:
-        hit = rule_sentence(claim.rules, a, scope) if claim.rules else None
+        hit = rule_sentence(claim.rules, a, scope, prose=criterion.prose) if claim.rules else None
         if hit is not None:
             found[claim.id] = (hit, "sentence")
             continue
@@ -140,7 +157,8 @@ def score_answer(answer: str | None, criterion: TextCriterion, reference: str | 
     share = 0.0
     if check_copy and reference and len(compact(reference)) >= settings.copy_min_chars:
         share = copy_share(answer, reference, settings.copy_ngram)
-        if share >= settings.copy_threshold:
+        close, n_sent = paraphrase_share(answer, reference)
+        if share >= settings.copy_threshold or (n_sent >= 3 and close >= settings.paraphrase_threshold):
             flags.append("copy")
     pasted = copy_share(answer, _rubric_text(criterion, feedback), settings.pasted_ngram)
     if pasted >= settings.copy_threshold or any(m in clean(answer) for m in _feedback_markers(feedback)):
@@ -163,17 +181,18 @@ def score_answer(answer: str | None, criterion: TextCriterion, reference: str | 
         reasons.append("陈述了已知误解：" + "；".join(m.label for m, _ in stated))
     if "false_formula" in flags:
         reasons.append("有数值上不成立的等式")
-    if "copy" in flags:
-        reasons.append(f"与参考答案重合 {share:.0%}")
+    if "copy" in flags and share < settings.copy_certain:
+        reasons.append(f"与参考答案重合 {share:.0%}（或逐句改写自参考答案）")
     if "pasted" in flags and raw > 0:
         reasons.append(f"与评分标准或反馈文字重合 {pasted:.0%}")
-    elif share >= settings.copy_review:
+    if "copy" not in flags and share >= settings.copy_review:
         reasons.append(f"与参考答案部分重合（{share:.0%}）")
     if "keyword_list" in flags and raw > points:
         reasons.append("像关键词罗列：论断没有写成句子")
     if "swapped" in flags:
         reasons.append("两行与对象的对应可能颠倒")
-    if not reasons and points < criterion.points and n_chars >= settings.long_answer_chars and level_gap <= 1:
+    if (not reasons and criterion.prose and points < criterion.points and n_chars >= settings.long_answer_chars
+            and level_gap <= 1):
         reasons.append("答案较长但只差一个论断未被识别，可能是表述方式不同")
     confidence = "low" if reasons else "high"
 
