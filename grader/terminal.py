@@ -102,7 +102,7 @@ def print_check(console: Console, report: Report) -> None:
             console.print(mark.append(safe(c.title if c.passed else f"{c.title} —— {c.message}")))
     if report.hidden_checks:
         console.print(Text(f"隐藏检查：评分时还会运行 {report.hidden_checks} 组隐藏检查（共 {report.hidden_calls} 次调用你的函数，"
-                           "输入不公开），覆盖随机输入、概率恒等式和边界情况；下表的代码项已包含它们的结果。"))
+                           "输入不公开；每组检查的内容见课文的「评分规则」）；下表的代码项已包含它们的结果。"))
     console.print()
     table = Table(title_justify="left")
     table.add_column("项目", no_wrap=True)
