@@ -6,9 +6,16 @@ target logits, giving p, and to the draft logits, giving q: the drafter must hav
 tokens from that same processed q, otherwise a draft token can have q(x) = 0 and
 `rejection_sample` refuses it.
 
-Greedy requests (temperature 0) keep a draft iff it equals argmax p and emit argmax p. They go
-through the same sampler: p becomes one-hot at argmax p and q one-hot at the draft token, so
-u * 1 < p(x) holds iff x = argmax p, and the residual max(p - q, 0) is one-hot at argmax p.
+Greedy requests (temperature below GREEDY_TEMPERATURE = 1e-5, as in vLLM, 0 included) keep a
+draft iff it equals the argmax of the target logits and emit that argmax (the first index on
+ties): an argmax path that reads each of their target rows once, with no random numbers and no
+softmax. (It is what the sampler would do with p one-hot at the argmax and q one-hot at the
+draft: accept iff x = argmax p, residual one-hot at argmax p.) Their draft logits are not used.
+
+Bad logits raise for greedy and sampled requests alike, naming the request and the row: a NaN
+or +inf entry, or a row that is -inf everywhere (nothing can be emitted); -inf entries are
+otherwise allowed (masked tokens). A sampled request whose largest logit / temperature overflows
+float32 raises too.
 
 Random draws depend only on (seed, absolute position) (`rng.py`), so a request's tokens do not
 change with the batch it is in, on either backend.
@@ -22,7 +29,10 @@ import torch
 
 from specdec.sampler import rejection_sample
 
-__all__ = ["process_logits", "verify_from_logits"]
+__all__ = ["process_logits", "verify_from_logits", "GREEDY_TEMPERATURE"]
+
+GREEDY_TEMPERATURE = 1e-5
+"""Temperatures below this are greedy (vLLM's threshold): logits / T would overflow or be an argmax anyway."""
 
 _PerRequest = Union[torch.Tensor, Sequence[float], float, None]
 
@@ -46,7 +56,8 @@ def process_logits(
 ) -> torch.Tensor:
     """Probabilities after temperature, top-k and top-p, float32 [R, V]; one row per logits row.
 
-    logits: [R, V]; temperature: [R] (0 = greedy: the row becomes one-hot at its argmax);
+    logits: [R, V]; temperature: [R] (below GREEDY_TEMPERATURE, 0 included, = greedy: the row
+    becomes one-hot at its argmax);
     top_k: int [R], k <= 0 or k >= V disables it; tokens tied with the k-th largest are kept;
     top_p: float [R] in (0, 1], 1 disables it; keeps the smallest set of most likely tokens
     whose mass reaches top_p (the most likely token always stays), ties broken by token index.
@@ -58,7 +69,7 @@ def process_logits(
         raise ValueError("temperature must be [R] and >= 0")
     if top_p is not None and ((top_p <= 0).any() or (top_p > 1).any()):
         raise ValueError("top_p must lie in (0, 1]")
-    greedy = temperature == 0  # [R]
+    greedy = temperature < GREEDY_TEMPERATURE  # [R]
     x = logits.float() / torch.where(greedy, 1.0, temperature.float())[:, None]  # [R, V]
     if top_k is not None or top_p is not None:
         sorted_x, order = torch.sort(x, dim=-1, descending=True, stable=True)  # [R, V]
@@ -113,6 +124,8 @@ def verify_from_logits(
     top_p = _per_request(top_p, B, "top_p", torch.float32, device)
     if temperature is None:
         raise ValueError("temperature is required (0 for greedy)")
+    if bool((temperature < 0).any()) or bool(torch.isnan(temperature).any()):
+        raise ValueError("temperature must be >= 0 (below GREEDY_TEMPERATURE = greedy)")
     seeds = torch.as_tensor(seeds, device=device)
     N = int(k.sum())
     if target_logits.dim() != 2 or target_logits.shape[0] != N + B:
@@ -126,17 +139,89 @@ def verify_from_logits(
     if N and (draft_token_ids.min() < 0 or draft_token_ids.max() >= V):
         raise ValueError(f"draft_token_ids must lie in the vocabulary [0, {V})")
 
-    def expand(t: Optional[torch.Tensor], rows_per_request: torch.Tensor) -> Optional[torch.Tensor]:
-        return None if t is None else torch.repeat_interleave(t, rows_per_request)
-
-    p = process_logits(target_logits, expand(temperature, k + 1), expand(top_k, k + 1), expand(top_p, k + 1))
-    q = None
+    arange_b = torch.arange(B, device=device)
+    row_req_t = torch.repeat_interleave(arange_b, k + 1, output_size=N + B)  # [N + B] request of each row
+    row_req_d = torch.repeat_interleave(arange_b, k, output_size=N)  # [N]
+    _check_logits("target_logits", target_logits, row_req_t, k + 1)
     if draft_logits is not None:
-        q = process_logits(draft_logits, expand(temperature, k), expand(top_k, k), expand(top_p, k))
-        greedy_rows = expand(temperature == 0, k)  # [N]
-        if greedy_rows.any():  # greedy: q is one-hot at the draft token, whatever the drafter's logits
-            one_hot = torch.zeros_like(q)
-            one_hot.scatter_(1, draft_token_ids.to(device=device, dtype=torch.int64)[:, None], 1.0)
-            q = torch.where(greedy_rows[:, None], one_hot, q)
-    return rejection_sample(p, q, draft_token_ids, num_draft_tokens, seeds=seeds, positions=positions,
-                            backend=backend)
+        _check_logits("draft_logits", draft_logits, row_req_d, k)
+    greedy = temperature < GREEDY_TEMPERATURE  # [B]
+    sampled = ~greedy
+    if bool(sampled.any()):
+        t_rows = target_logits[sampled[row_req_t]].float()
+        t_max = t_rows.amax(dim=1) / torch.repeat_interleave(temperature[sampled], (k + 1)[sampled])
+        if not bool(torch.isfinite(t_max).all()):
+            r = int(torch.nonzero(~torch.isfinite(t_max))[0, 0])
+            i = int(torch.nonzero(sampled)[:, 0][torch.repeat_interleave(
+                torch.arange(int(sampled.sum()), device=device), (k + 1)[sampled])[r]])
+            raise ValueError(f"request {i}: target logits / temperature overflow float32 "
+                             f"(temperature {float(temperature[i]):.3g}); use a larger temperature or 0 for greedy")
+
+    K = int(k.max()) if B else 0
+    tokens = torch.full((B, K + 1), -1, dtype=torch.int64, device=device)
+    num_emitted = torch.empty(B, dtype=torch.int64, device=device)
+    ids = draft_token_ids.to(device=device, dtype=torch.int64)
+    cu = torch.zeros(B + 1, dtype=torch.int64, device=device)
+    torch.cumsum(k, 0, out=cu[1:])
+    if bool(greedy.any()):
+        _greedy_path(target_logits, ids, k, cu, greedy, row_req_t, row_req_d, tokens, num_emitted)
+    if bool(sampled.any()):
+        sel = torch.nonzero(sampled)[:, 0]
+        t_sel = sampled[row_req_t]
+        d_sel = sampled[row_req_d]
+        sub = lambda t: None if t is None else t[sel]  # noqa: E731
+        sub_k = k[sel]
+        p = process_logits(target_logits[t_sel], torch.repeat_interleave(temperature[sel], sub_k + 1),
+                           _expand(sub(top_k), sub_k + 1), _expand(sub(top_p), sub_k + 1))
+        q = None
+        if draft_logits is not None:
+            q = process_logits(draft_logits[d_sel], torch.repeat_interleave(temperature[sel], sub_k),
+                               _expand(sub(top_k), sub_k), _expand(sub(top_p), sub_k))
+        sub_tokens, sub_n = rejection_sample(p, q, ids[d_sel], sub_k, seeds=seeds[sel],
+                                             positions=None if positions is None else torch.as_tensor(positions, device=device)[sel],
+                                             backend=backend)
+        tokens[sel, : sub_tokens.shape[1]] = sub_tokens
+        num_emitted[sel] = sub_n
+    return tokens, num_emitted
+
+
+def _expand(t: Optional[torch.Tensor], rows_per_request: torch.Tensor) -> Optional[torch.Tensor]:
+    return None if t is None else torch.repeat_interleave(t, rows_per_request)
+
+
+def _check_logits(name: str, logits: torch.Tensor, row_req: torch.Tensor, rows_per_request: torch.Tensor) -> None:
+    """NaN, +inf and all -inf rows raise, naming the request (one reduction per row)."""
+    if not logits.shape[0]:
+        return
+    row_max = logits.amax(dim=1)  # NaN propagates; +inf if any; -inf iff the whole row is -inf
+    bad = torch.isnan(row_max) | (row_max == float("inf")) | (row_max == float("-inf"))
+    if bool(bad.any()):
+        r = int(torch.nonzero(bad)[0, 0])
+        i = int(row_req[r])
+        first = int(torch.nonzero(row_req == i)[0, 0])
+        what = ("NaN" if bool(torch.isnan(logits[r]).any()) else "+inf" if bool((logits[r] == float("inf")).any())
+                else "-inf everywhere")
+        raise ValueError(f"request {i}: {name} row {r - first} of its {int(rows_per_request[i])} (row {r} of the "
+                         f"batch) has {what} logits")
+
+
+def _greedy_path(target_logits, ids, k, cu, greedy, row_req_t, row_req_d, tokens, num_emitted):
+    """Greedy requests: accept while the draft equals the target argmax, then emit the argmax."""
+    device = target_logits.device
+    g_rows = greedy[row_req_t]  # [N + B]
+    argmax = torch.full((target_logits.shape[0],), -1, dtype=torch.int64, device=device)
+    argmax[g_rows] = target_logits[g_rows].argmax(dim=1)  # first index on ties
+    N = ids.numel()
+    B = k.numel()
+    K = tokens.shape[1] - 1
+    arange_n = torch.arange(N, device=device)
+    local = arange_n - cu[row_req_d]
+    match = (ids == argmax[arange_n + row_req_d]) & greedy[row_req_d]  # [N]
+    grid = torch.zeros(B, max(K, 1), dtype=torch.int64, device=device)
+    grid[row_req_d, local] = match.to(torch.int64)
+    n_acc = grid.cumprod(dim=1).sum(dim=1)  # [B]
+    g = torch.nonzero(greedy)[:, 0]
+    keep = greedy[row_req_d] & (local < n_acc[row_req_d])
+    tokens[row_req_d[keep], local[keep]] = ids[keep]
+    tokens[g, n_acc[g]] = argmax[cu[:-1][g] + g + n_acc[g]]
+    num_emitted[g] = n_acc[g] + 1

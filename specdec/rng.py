@@ -296,27 +296,29 @@ def draft_sample(probs: torch.Tensor, seeds: torch.Tensor, positions: torch.Tens
 # --------------------------------------------------------------------------------------------
 
 
-def tail_bias(w: float, *, terms: int | None = None) -> float:
+def tail_bias(w: float, *, terms: int | None = None, from_bits=None) -> float:
     """Relative bias b(w) of the race for a token of relative weight w, from the noise map itself.
 
     The token wins iff E < w E' / (1 - w), with E' ~ Exp(1) the rest of the row's race (exact
     for a continuous competitor), so P(win) = sum_x 2**-32 exp(-(1 - w) E(x) / w) over the bit
     patterns x. Only the smallest E(x) matter; they come from s = (m + 1/2) 2**-32, m = 0, 1, ...
-    (`exponential_from_bits` is evaluated on those patterns). Terms beyond contribute at most
+    (`exponential_from_bits`, or `from_bits` such as the Triton kernel's map, is evaluated on
+    those patterns). Terms beyond contribute at most
     exp(-(1 - w) E_cut / w), which is below 1e-12 * w here.
     """
     if not 0 < w < 0.5:
         raise ValueError("tail_bias: w must lie in (0, 0.5)")
     W = 1.0 - w
+    from_bits = exponential_from_bits if from_bits is None else from_bits
     if terms is None:
         terms = int(min(2**31, math.ceil(40 * w * 2**32) + 16))
     total = 0.0
     chunk = 1 << 22
     for start in range(0, terms, chunk):
         m = torch.arange(start, min(start + chunk, terms), dtype=torch.int64)
-        e = exponential_from_bits(m).double()
+        e = from_bits(m).double()
         total += float(torch.exp(-W * e / w).sum()) * 2.0**-32
-    e_cut = float(exponential_from_bits(torch.tensor([terms])).double())
+    e_cut = float(from_bits(torch.tensor([terms])).double()[0])
     if W * e_cut / w < 30:
         raise ValueError("tail_bias: too few terms for this w")
     return total / w - 1.0

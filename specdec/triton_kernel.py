@@ -100,11 +100,17 @@ def _exponential_noise(noise_key, offs):
     x = x ^ (x >> _LB_SHIFT_2)
     x = x * _LB_MULT_2
     x = x ^ (x >> _LB_SHIFT_3)
+    return _exponential_from_bits(x)
+
+
+@triton.jit
+def _exponential_from_bits(x):
+    """Exp(1) from 32 bits x (uint32), as `rng.exponential_from_bits`."""
     v = (x.to(tl.int32, bitcast=True).to(tl.float32) + 0.5) * 2.3283064365386963e-10  # 2**-32
     v = tl.where(v < 0.0, v + 1.0, v)  # the bits read unsigned
     v = tl.minimum(v, _U_MAX)
     a = 1.0 - v
-    return tl.where(a == 1.0, v, -tl.log(a) * (v / (1.0 - a)))
+    return tl.where(a == 1.0, v, -tl.log(a) * (v / tl.where(a == 1.0, 1.0, 1.0 - a)))
 
 
 @triton.jit
@@ -275,6 +281,23 @@ def _combine_splits_kernel(
     token = tl.where(best_w > 0.0, token_w, token_p)
     n = tl.load(num_emitted_ptr + req)
     tl.store(out_ptr + req * stride_out + n - 1, token.to(tl.int64))
+
+
+@triton.jit
+def _noise_from_bits_kernel(bits_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(bits_ptr + offs, mask=mask, other=0).to(tl.uint32)
+    tl.store(out_ptr + offs, _exponential_from_bits(x), mask=mask)
+
+
+def exponential_from_bits_triton(bits: torch.Tensor) -> torch.Tensor:
+    """The kernel's own Exp(1) map applied to 32-bit patterns (int64 [n]): for the tail-bias tests."""
+    bits = (bits.to(torch.int64) & _rng.MASK32).to(torch.int64).contiguous()
+    out = torch.empty(bits.numel(), dtype=torch.float32, device=bits.device)
+    block = 1 << 16
+    _noise_from_bits_kernel[(triton.cdiv(bits.numel(), block),)](bits, out, bits.numel(), BLOCK=block)
+    return out
 
 
 INTERPRETED = is_interpreted(_rejection_sample_kernel)

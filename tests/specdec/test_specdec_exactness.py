@@ -55,6 +55,7 @@ def test_torch_backend_is_exact(name, mode):
     _assert_exact(case, sample_case(case, N_TORCH, backend="torch", mode=mode, seed=11), f"{name} [torch, {mode}]")
 
 
+@pytest.mark.slow
 def test_torch_backend_is_exact_on_a_32003_vocabulary():
     outputs = sample_case(LARGE_V, N_TORCH_LARGE_V, backend="torch", mode="generator", seed=12, chunk=1_000)
     _assert_exact(LARGE_V, outputs, "V=32003 [torch]")
@@ -97,6 +98,7 @@ def _sizes(name: str, bias: str) -> list[int]:
     return sizes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bias", sorted(BIASES))
 def test_a_one_percent_bias_fails(bias):
     """The check has power: a biased sampler fails it wherever the bias changes the output."""
