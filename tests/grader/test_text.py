@@ -1,125 +1,163 @@
-"""Free-text scoring and vetoes: references and independently written good answers get full marks;
-empty answers, keyword lists and copies do not; each veto fires on its evidence and not on the references."""
+"""Free-text scoring engine: normalisation, sentences and negation scope, formulas checked with sympy,
+claims and levels, caps, confidence, student-safe feedback, copy and collusion checks."""
+import time
+
 import pytest
-from answers import GOOD, KEYWORDS, NAMES_ONLY_Q3, PARTIAL, VETO_SENTENCES
+from answers import GOOD, KEYWORDS
 
-from grader.text import copy_share, normalise, score_answer, sentence_like
-from grader.vetoes import find_vetoes, identifiers
-
-
-def grade_text(ctx, answers, check_copy=True):
-    return {c.id: score_answer(answers.get(c.answer), c, ctx.references.get(c.answer), ctx.rubric.text,
-                               ctx.rubric.feedback, check_copy=check_copy) for c in ctx.rubric.text_criteria}
+from grader.formulas import canonical, extract, identity_holds
+from grader.normalise import clean, plain, prose_tokens, readable
+from grader.sentences import negated, split_sentences
+from grader.text import collusion, copy_share, score_answer
 
 
-def test_normalise_strips_markup_and_latex():
-    text = r"**接受**路径：$q(y) \cdot \min\left(1, \frac{p(y)}{q(y)}\right) = \min(p(y), q(y))$，`_rejection_kernel`"
-    norm = normalise(text)
-    assert "min(1, (p(y))/(q(y)))" in norm and "min(p(y), q(y))" in norm and "_rejection_kernel" in norm
-    assert normalise("max(0, p − q)") == "max(0, p - q)"
+def grade(ctx, criterion_id, answer, check_copy=True):
+    c = ctx.rubric.criterion(criterion_id)
+    return score_answer(answer, c, ctx.references.get(c.answer), None, ctx.rubric.feedback, check_copy=check_copy)
 
 
-def test_references_get_full_marks_and_no_veto(ctx):
-    results = grade_text(ctx, ctx.references, check_copy=False)
-    for criterion_id, result in results.items():
-        assert result.points == result.max_points, (criterion_id, result.feedback)
-        assert not result.needs_review
-    assert find_vetoes(ctx.references, ctx.rubric.vetoes) == []
+def test_normalise_invisible_fullwidth_latex_markdown():
+    assert clean("参\u200b考\u2060答\ufeff案\u00ad") == "参考答案"
+    assert clean("ＡＢＣ１２３（ｐ）") == "ABC123(p)"
+    text = r"**接受**路径：$q(y) \cdot \min\left\{1, \frac{p(y)}{q(y)}\right\} = \min\{p(y), q(y)\}$，`_rejection_kernel`"
+    out = readable(text)
+    assert "min(1, (p(y))/(q(y)))" in out and "= min(p(y), q(y))" in out and "_rejection_kernel" in out
+    assert "**" not in out and "$" not in out and "`" not in out
+    assert "Σ _x min" in readable(r"\sum_x\min(p, q)") or "Σ_x min" in readable(r"\sum_x \min(p, q)")
+    assert plain("max(0, p − q)") == "max(0, p - q)"
+
+
+def test_negation_and_question_scope(rubric):
+    scope = rubric.text.scope
+    def neg(text, word):
+        s = split_sentences(text, scope)[0]
+        i = s.low.index(word)
+        return negated(s, i, i + len(word), scope)
+    assert neg("拒绝后不需要残差", "残差") and neg("输出不会偏离 target", "偏离")
+    assert neg("The residual is not needed", "needed") and not neg("输出会偏离 target", "偏离")
+    assert not neg("如果没有掩码时，非法 token 会被接受", "接受")       # the scope ends at 时
+    assert not neg("两个分布不同，输出偏离 target", "偏离")            # 不同 is not a negation
+    assert split_sentences("是不是要从 p 重新采样？", scope)[0].question
+    assert split_sentences("有人认为会除以零，这是误解。", scope)[0].distanced
+
+
+@pytest.mark.parametrize("text, holds", [
+    (r"$q(y)\cdot\min\{1, \frac{p(y)}{q(y)}\} = \min\{p(y), q(y)\}$", True),
+    ("min(p(y), q(y)) + max(0, p(y) − q(y)) = p(y)", True),
+    ("P(reject) = 1 − Σ_v min(p(v), q(v)) = Σ_v (p(v) − q(v))_+", True),
+    ("min(a, b) + max(0, a − b) = a", True),
+    ("min(p, q) + max(0, q − p) = p", False),
+    ("P(reject) · r(y) = max(0, q(y) − p(y))", False),
+    ("when p = q, min(1, p/q) = 1", None),                 # a conditional is not checked as an identity
+])
+def test_formulas_are_checked_numerically(text, holds):
+    formulas, _ = extract(readable(text))
+    assert formulas and all(f.holds is holds for f in formulas if f.holds is not None or holds is None)
+    assert any(f.holds is holds for f in formulas)
+
+
+def test_unparseable_math_never_crashes():
+    for text in ["min(((p", "p(x|c, x_1..x_{i-1}) = ∏_j q_j", "__import__('os') = 1", "9^9^9^9 = p", "a" * 5000 + " = p"]:
+        extract(readable(text))
+
+
+def test_identity_matching_uses_values_and_operations():
+    accept = canonical("q*min(1, p/q) = min(p, q)")
+    (f,), _ = extract(readable("q(y)·min(1, p(y)/q(y)) = min(q(y), p(y))"))
+    assert identity_holds(f, accept)
+    (g,), _ = extract(readable("min(p, q) + max(0, p - q) = p"))
+    assert not identity_holds(g, accept)
+
+
+def test_references_get_full_marks_with_high_confidence(ctx):
+    for c in ctx.rubric.text_criteria:
+        r = grade(ctx, c.id, ctx.references[c.answer], check_copy=False)
+        assert r.points == c.points and r.confidence == "high" and not r.needs_review, (c.id, r.feedback, r.evidence)
 
 
 @pytest.mark.parametrize("name", sorted(GOOD))
-def test_good_answers_written_differently_get_full_marks(ctx, name):
-    results = grade_text(ctx, GOOD[name])
-    for criterion_id, result in results.items():
-        assert result.points == result.max_points, (criterion_id, result.feedback)
-        assert result.copy_share < ctx.rubric.text.copy_threshold
-    assert find_vetoes(GOOD[name], ctx.rubric.vetoes) == []
+def test_independent_good_answers_score_well(ctx, name):
+    total = sum(grade(ctx, c.id, GOOD[name][c.answer]).points for c in ctx.rubric.text_criteria)
+    assert total >= 5
 
 
-def test_copied_reference_gets_no_full_credit_and_review(ctx):
-    results = grade_text(ctx, ctx.references)
-    for cid in ("Q1", "Q2", "Q3"):
-        assert results[cid].points == 1 and "copy" in results[cid].flags and results[cid].needs_review
-    assert results["code.source_map"].points == 1  # a naming answer: no copy rule
+def test_copy_with_zero_width_spaces_is_a_copy(ctx):
+    ref = ctx.references["Q1"]
+    hidden = "\u200b".join(ref[i:i + 3] for i in range(0, len(ref), 3))
+    r = grade(ctx, "Q1", hidden)
+    assert r.points == 0 and "copy" in r.flags and r.copy_share > 0.9
 
 
-def test_lightly_edited_copy_is_still_a_copy(ctx):
-    edited = ctx.references["Q1"].replace("第一步", "首先").replace("第二步", "其次").replace("证毕", "这样就证明了")
-    result = grade_text(ctx, {"Q1": edited})["Q1"]
-    assert "copy" in result.flags and result.points < 2
+def test_keyword_lists_and_pasted_feedback_score_zero(ctx):
+    for c in ctx.rubric.text_criteria:
+        if c.prose:
+            assert grade(ctx, c.id, KEYWORDS[c.answer]).points == 0
+        asks = "".join(claim.ask for claim in c.text.claims)
+        assert grade(ctx, c.id, asks).points == 0
+        assert grade(ctx, c.id, "缺少：" + "；".join(claim.label for claim in c.text.claims)).points == 0
 
 
-def test_keyword_lists_get_no_full_credit_and_review(ctx):
-    results = grade_text(ctx, KEYWORDS)
-    for cid in ("Q1", "Q2", "Q3"):
-        assert "keyword_list" in results[cid].flags and results[cid].points <= 1 and results[cid].needs_review
+def test_feedback_is_student_safe(ctx):
+    for c in ctx.rubric.text_criteria:
+        r = grade(ctx, c.id, "我觉得这个问题和采样有关，但是我不太确定。")
+        assert r.points == 0
+        for claim in c.text.claims:
+            assert claim.label not in r.feedback
+            for rule in claim.rules:
+                for term in rule.terms:
+                    if term.pattern is not None:
+                        assert term.pattern.pattern not in r.feedback
 
 
-def test_empty_and_missing_answers(ctx):
-    results = grade_text(ctx, {"Q1": "", "Q2": "   "})
-    assert results["Q1"].points == 0 and results["Q1"].flags == ("empty",) and results["Q1"].needs_review
-    assert results["Q3"].flags == ("missing_cell",)
+def test_misconception_caps_quotes_and_asks_for_review(ctx):
+    answer = ("接受路径贡献 min(p(y), q(y))。被拒绝以后不需要残差，直接从 target 分布 p 重新采样一个 token 就行。"
+              "两条路径相加就等于 p(y)。")
+    r = grade(ctx, "Q1", answer)
+    assert r.points == 0 and "misconception" in r.flags and r.confidence == "low" and r.needs_review
+    assert "直接从 target 分布 p 重新采样" in r.feedback
+    assert r.evidence["misconceptions"][0]["id"] == "resample_from_p"
 
 
-def test_partial_answers_name_what_is_missing(ctx):
-    results = grade_text(ctx, PARTIAL)
-    assert [results[c].points for c in ("Q1", "Q2", "Q3")] == [1, 1, 1]
-    assert "总拒绝概率" in results["Q1"].feedback
-    assert results["code.source_map"].points == 0 and "第一行" in results["code.source_map"].feedback
+def test_wrong_residual_identity_is_a_false_formula(ctx):
+    answer = ("接受路径：q(y)·min(1, p(y)/q(y)) = min(p(y), q(y))。拒绝概率 P(reject) = Σ max(0, q − p)，"
+              "拒绝路径贡献 P(reject)·r(y) = max(0, q(y) − p(y))。相加：min(p(y), q(y)) + max(0, q(y) − p(y)) = p(y)。")
+    r = grade(ctx, "Q1", answer)
+    assert r.points == 0 and any(f["holds"] is False for f in r.evidence["formulas"])
 
 
-def test_sentences_are_found_in_prose_not_in_lists(rubric):
-    assert len(sentence_like(normalise("接受路径贡献 min(p, q)，拒绝路径贡献 max(0, p − q)，相加得 p。"), rubric.text)) >= 2
-    assert sentence_like(normalise("min(p, q)、拒绝概率、残差分布、KV cache"), rubric.text) == []
+def test_negated_claims_do_not_count(ctx):
+    r = grade(ctx, "Q2", "如果 target 一侧漏掉 top-p，输出也不会偏离用户要求的分布。p 不必经过惩罚和 top-p 处理。")
+    assert r.points == 0
 
 
-def test_copy_share():
-    assert copy_share("abcdefghij", "xxabcdefghijxx", 8) == 1.0
-    assert copy_share("完全不同的一段话写在这里", "另一段毫无关系的文字内容", 8) == 0.0
+def test_code_map_swapped_objects_get_no_credit(ctx):
+    swapped = ("第一行（接受概率）对应 _resample_kernel，第二行（残差）对应 _rejection_kernel，两个都在 "
+               "vllm/v1/worker/gpu/spec_decode/rejection_sampler_utils.py，由 rejection_sample 启动，用对数形式计算。")
+    right = swapped.replace("_resample_kernel", "@@").replace("_rejection_kernel", "_resample_kernel").replace("@@", "_rejection_kernel")
+    assert grade(ctx, "code.source_map", swapped).points == 0
+    assert "swapped" in grade(ctx, "code.source_map", swapped).flags
+    assert grade(ctx, "code.source_map", right).points == 1
+    assert grade(ctx, "code.source_map", "_rejection_kernel, _resample_kernel").points == 0
 
 
-@pytest.mark.parametrize("veto_id", sorted(VETO_SENTENCES))
-def test_sentence_vetoes_fire_with_evidence(ctx, veto_id):
-    question, sentence = VETO_SENTENCES[veto_id]
-    answers = dict(GOOD["A"])
-    answers[question] += sentence
-    hits = find_vetoes(answers, ctx.rubric.vetoes)
-    assert [(h.id, h.answer) for h in hits] == [(veto_id, question)]
-    assert hits[0].evidence == sentence
+def test_empty_and_missing(ctx):
+    assert grade(ctx, "Q1", "").flags == ("empty",) and grade(ctx, "Q1", None).flags == ("missing_cell",)
+    assert grade(ctx, "Q1", "\u200b \u3000").points == 0
 
 
-@pytest.mark.parametrize("sentence", [
-    "论文在 A100 上测得约 2.5 倍的加速，但这取决于接受率和批大小。",
-    "并非所有模型都支持这种草稿方式，部署前要按支持矩阵核对。",
-    "加速与否不影响输出分布是否正确。",
-    "投机采样并不是牺牲质量换取速度的近似方法。",
-    "接受率越高，每轮产出的 token 越多，速度越快。",
-])
-def test_qualified_statements_do_not_veto(ctx, sentence):
-    answers = dict(GOOD["B"])
-    answers["Q2"] += sentence
-    assert find_vetoes(answers, ctx.rubric.vetoes) == []
+def test_copy_share_uses_prose_not_formulas():
+    assert copy_share("这是一段完全相同的文字内容呀朋友", "前缀这是一段完全相同的文字内容呀朋友后缀", 6) == 1.0
+    assert copy_share("min(p(y), q(y)) + max(0, p(y) - q(y)) = p(y)", "min(p(y), q(y)) + max(0, p(y) - q(y)) = p(y)", 6) == 0.0
+    assert prose_tokens("The residual `_resample_kernel` is max(0, p-q)") == ["the", "residual"]
 
 
-def test_class_names_without_ownership_veto(ctx):
-    answers = dict(GOOD["C"])
-    answers["Q3"] = NAMES_ONLY_Q3
-    hits = find_vetoes(answers, ctx.rubric.vetoes)
-    assert [h.id for h in hits] == ["veto.class_names_only"]
-    assert "RejectionSampler" in hits[0].evidence
-
-
-def test_identifiers():
-    assert identifiers("`RejectionSampler._verify` 调用 `_rejection_kernel`，num_sampled 加 1，Top-p 不算") == [
-        "RejectionSampler._verify", "_rejection_kernel", "num_sampled"]
-
-
-def test_naming_question_and_state_changes_do_not_trigger_the_class_names_veto(ctx):
-    # The code map asks for names; a Q3 that says how counters change names state, not just classes.
-    answers = dict(GOOD["A"])
-    answers["code-map"] = ("第一行对应 `_rejection_kernel` 中的接受判定（由 `rejection_sample` 启动）；"
-                           "第二行对应 `_resample_kernel`，它用 max(p-q,0) 的对数做 Gumbel-max 采样。")
-    answers["Q3"] = ("按概率的链式法则，后面每个草稿都以前面的草稿为前缀条件，被拒绝后这些行都是在旧前缀下算的，不能再接受。"
-                     "vLLM 里 _rejection_kernel 在第一次拒绝后停止，num_sampled = accepted + 1，num_rejected = k − accepted；"
-                     "scheduler 的 update_from_output 把 num_rejected 从 num_computed_tokens 里减掉。")
-    assert find_vetoes(answers, ctx.rubric.vetoes) == []
+def test_collusion_finds_pairs_and_is_not_quadratic():
+    base = "被拒绝以后要从残差分布里重新采样，残差的分母正好就是总的拒绝概率，两者相消之后拒绝路径贡献正差部分。"
+    answers = {f"s{i}": {"Q1": f"第{i}位同学写道：今天天气编号{i * 7919 % 1000}，我们讨论问题{i}的第{i % 13}种情形与第{i % 17}种结论。"}
+               for i in range(500)}
+    answers["a"] = {"Q1": base}
+    answers["b"] = {"Q1": "我认为，" + base}
+    start = time.perf_counter()
+    pairs = collusion(answers, 6, 0.6, 20)
+    assert time.perf_counter() - start < 5
+    assert [(p["a"], p["b"]) for p in pairs] == [("a", "b")]
