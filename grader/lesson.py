@@ -171,19 +171,51 @@ def parse_attrs(text: str) -> tuple[tuple[str, ...], dict]:
     return tuple(classes), attrs
 
 
-def load_lesson(path: str | Path) -> Lesson:
+def load_lesson(path: str | Path, validate: bool = True) -> Lesson:
     path = Path(path)
-    return parse_lesson(path.read_text(encoding="utf-8"), path)
+    return parse_lesson(path.read_text(encoding="utf-8"), path, validate)
 
 
-def parse_lesson(text: str, path: Path) -> Lesson:
+def parse_lesson(text: str, path: Path, validate: bool = True) -> Lesson:
+    """The lesson's cells. `validate=False` skips the authoring rules (every exercise has a solution,
+    every question a reference answer, ...): for a student edition's source, which has neither."""
     lines = text.splitlines()
     meta, body_start = _front_matter(lines, path)
     fences = _code_fences(lines, body_start)
     cells = _Scanner(lines, fences, path).scan(body_start)
     lesson = Lesson(name=path.stem, path=path, title=str(meta.get("title", path.stem)), cells=tuple(cells))
-    _validate(lesson)
+    if validate:
+        _validate(lesson)
     return lesson
+
+
+def walk_divs(text: str, path: Path):
+    """Every fenced div of the body, innermost first as they close: (first line, last line, Div),
+    0-based lines. Fenced code blocks are skipped, so a `:::` inside code is never a div."""
+    lines = text.splitlines()
+    _, start = _front_matter(lines, path)
+    fences = _code_fences(lines, start)
+    stack: list[Div] = []
+    i = start
+    while i < len(lines):
+        if i in fences:
+            i = fences[i][0]
+            continue
+        line = lines[i]
+        if (m := _DIV_OPEN.match(line)) is not None:
+            try:
+                classes, attrs = parse_attrs(m["attrs"]) if m["attrs"] is not None else ((m["bare"],), {})
+            except ValueError as exc:
+                raise LessonError(f"{path}:{i + 1}: {exc}") from None
+            stack.append(Div(classes, attrs, i))
+        elif _DIV_CLOSE.match(line):
+            if not stack:
+                raise LessonError(f"{path}:{i + 1}: ':::' closes a div that was never opened")
+            div = stack.pop()
+            yield div.line, i, div
+        i += 1
+    if stack:
+        raise LessonError(f"{path}:{stack[-1].line + 1}: div opened here is never closed")
 
 
 def _front_matter(lines: list[str], path: Path) -> tuple[dict, int]:

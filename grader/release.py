@@ -38,8 +38,7 @@ from pathlib import Path
 
 import yaml
 
-from . import lesson as lesson_parser
-from .lesson import REFERENCE_CLASS, Div, LessonError, load_lesson
+from .lesson import REFERENCE_CLASS, LessonError, load_lesson, walk_divs
 from .paths import ROOT, lesson_names
 
 TEMPLATE = "release_template"
@@ -77,48 +76,18 @@ class ReleaseError(Exception):
 # Lesson sources
 
 
-def _student_only(div: Div) -> bool:
-    """A wrapper the student edition always shows (`content-hidden when-profile="answer"`): the release
-    has no other edition, so its `:::` lines go and its content stays."""
-    if "content-hidden" in div.classes and div.attrs.get("when-profile") == "answer":
-        return True
-    return "content-visible" in div.classes and div.attrs.get("unless-profile") == "answer"
-
-
 def answer_only_lines(text: str, path: Path) -> set[int]:
     """0-based lines the release drops: every line of each answer-only or course-reference div, and
     the opening and closing lines of each student-only wrapper.
 
     Divs are found the way grader/lesson.py finds them (fenced code blocks are skipped, so a `:::`
     inside code is never a div)."""
-    lines = text.splitlines()
-    _, start = lesson_parser._front_matter(lines, path)
-    fences = lesson_parser._code_fences(lines, start)
-    stack: list[tuple[int, Div]] = []
     drop: set[int] = set()
-    i = start
-    while i < len(lines):
-        if i in fences:
-            i = fences[i][0]
-            continue
-        line = lines[i]
-        if (m := lesson_parser._DIV_OPEN.match(line)) is not None:
-            try:
-                classes, attrs = lesson_parser.parse_attrs(m["attrs"]) if m["attrs"] is not None else ((m["bare"],), {})
-            except ValueError as exc:
-                raise LessonError(f"{path}:{i + 1}: {exc}") from None
-            stack.append((i, Div(classes, attrs, i)))
-        elif lesson_parser._DIV_CLOSE.match(line):
-            if not stack:
-                raise LessonError(f"{path}:{i + 1}: ':::' closes a div that was never opened")
-            first, div = stack.pop()
-            if div.answer_only or REFERENCE_CLASS in div.classes:
-                drop.update(range(first, i + 1))
-            elif _student_only(div):
-                drop.update((first, i))
-        i += 1
-    if stack:
-        raise LessonError(f"{path}:{stack[-1][0] + 1}: div opened here is never closed")
+    for first, last, div in walk_divs(text, path):
+        if div.answer_only or REFERENCE_CLASS in div.classes:
+            drop.update(range(first, last + 1))
+        elif div.student_only:
+            drop.update((first, last))
     return drop
 
 

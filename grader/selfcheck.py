@@ -156,10 +156,7 @@ def student_lesson(path: Path, text: str | None = None) -> Lesson:
     exercise has a solution and each question a reference (the release ships neither).
     `text`: the source, when it is not (yet) the file at `path`."""
     text = path.read_text(encoding="utf-8") if text is None else text
-    lines = text.splitlines()
-    meta, start = lesson_parser._front_matter(lines, path)
-    cells = lesson_parser._Scanner(lines, lesson_parser._code_fences(lines, start), path).scan(start)
-    return Lesson(name=path.stem, path=path, title=str(meta.get("title", path.stem)), cells=tuple(cells))
+    return lesson_parser.parse_lesson(text, path, validate=False)
 
 
 # ---------------------------------------------------------------------------------------------
