@@ -184,7 +184,7 @@ def run_benchmarks(device, batches, vocabs, k=4):
     bw = copy_bandwidth(device)
     props = torch.cuda.get_device_properties(device)
     print(f"\ncopy bandwidth (1 GiB copy_, read + write): {bw:.0f} GB/s on {props.name} ({props.multi_processor_count} SMs)")
-    header = (f"{'B':>4} {'V':>7} {'acc':>5} {'triton us':>10} {'torch us':>9} {'speedup':>8} {'min MB':>8} "
+    header = (f"{'B':>4} {'V':>7} {'acc':>5} {'triton us':>10} {'public us':>10} {'default us':>11} {'torch us':>9} {'speedup':>8} {'min MB':>8} "
               f"{'floor us':>9} {'GB/s':>7} {'% copy':>7} {'full-read floor us':>19}")
     print(header)
     print("-" * len(header))
@@ -199,20 +199,31 @@ def run_benchmarks(device, batches, vocabs, k=4):
             def kernel():
                 return triton_kernel.rejection_sample_triton(p, q, drafts, cu, seeds=seeds, positions=positions, max_k=k)
 
+            def public_sync_free():
+                return rejection_sample(p, q, drafts, ks, seeds=seeds, positions=positions, validate=False,
+                                        max_num_draft_tokens=k, backend="triton")
+
+            def public_default():
+                return rejection_sample(p, q, drafts, ks, backend="triton")
+
             def torch_backend():
                 return rejection_sample(p, q, drafts, ks, generator=g, validate=False)
 
             _, num_emitted = kernel()
             t_kernel = bench_ms(kernel) * 1e3
             t_torch = bench_ms(torch_backend) * 1e3
+            t_public = bench_ms(public_sync_free) * 1e3
+            t_default = bench_ms(public_default) * 1e3
             moved = minimum_bytes(B, k, V, num_emitted)
             floor = moved / (bw * 1e9) * 1e6
             full = B * (2 * k + 1) * V * 4 / (bw * 1e9) * 1e6
             acc = float((num_emitted - 1).sum()) / (B * k)
             gbs = moved / (t_kernel * 1e-6) / 1e9
-            print(f"{B:>4} {V:>7} {acc:>5.2f} {t_kernel:>10.1f} {t_torch:>9.1f} {t_torch / t_kernel:>7.1f}x "
+            print(f"{B:>4} {V:>7} {acc:>5.2f} {t_kernel:>10.1f} {t_public:>10.1f} {t_default:>11.1f} {t_torch:>9.1f} {t_torch / t_kernel:>7.1f}x "
                   f"{moved / 1e6:>8.1f} {floor:>9.1f} {gbs:>7.0f} {100 * gbs / bw:>6.0f}% {full:>19.1f}")
     print("\ntriton: the kernel launcher with per-request seeds (its default path), output width given;")
+    print("public: rejection_sample(backend='triton', seeds=..., validate=False, max_num_draft_tokens=k), sync-free;")
+    print("default: rejection_sample(backend='triton') with validate=True (host syncs for the checks);")
     print("torch: rejection_sample(backend='torch', generator=..., validate=False), host syncs included;")
     print("min MB: bytes an exact sampler must move for this outcome; floor: min MB at the copy bandwidth;")
     print("full-read floor: reading all 2k + 1 rows per request once, as a design that processes every row does.")

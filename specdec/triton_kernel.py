@@ -24,10 +24,14 @@ request, with float32 probabilities, int64 ids and a_i accepted drafts (bonus: a
 Any exact sampler must read those one or two rows (the residual depends on every entry) and the
 scalars it tests, so this is the minimum up to the padding; a gathered scalar costs a whole
 32-byte DRAM sector on NVIDIA GPUs rather than 4 bytes, and with S vocabulary slices (below)
-each slice re-reads the m_i scalars, from L2. A design that first computes statistics over every
-draft-position row of p and q (vLLM's MRV2 verifier does, to avoid a softmax) reads 2 k_i rows
-before the one or two it samples from: 2 k_i + 1 rows or more per request, 9x the minimum for
-k = 4 at full acceptance. With explicit `noise` the kernel also reads a noise row (4V per
+each slice re-reads the m_i scalars, from L2. The comparison with vLLM's MRV2 verifier must start where
+MRV2 starts, from logits: MRV2 computes softmax statistics over the 2 k_i draft-position rows of
+target and draft logits and then resamples from one or two rows (about 2 k_i + 1 to 2 k_i + 2
+row reads per request); this library needs probabilities, so a caller starting from logits first
+runs a softmax over all 2 k_i + 1 rows (a read and a write of each, `logits.process_logits`) and
+then this kernel's 1-2 row reads: about 4 k_i + 3 row transfers against MRV2's 2 k_i + 2, so
+from logits this path moves more, not less. The kernel alone is at the minimum for inputs that
+are already probabilities. With explicit `noise` the kernel also reads a noise row (4V per
 request); with seeds (the default) it draws the uniforms and the noise from a counter-based
 hash of (seed, position), see `rng.py`, and reads no random numbers at all.
 `benchmarks/bench_gpu.py` times it against these floors.
