@@ -48,17 +48,32 @@ def add_parsers(sub) -> None:
 CHECKPOINTS = ".ipynb_checkpoints"
 
 
+def _notebooks_in(folder: Path) -> list[str]:
+    """Every *.ipynb under `folder`, sorted, without following symlinked folders (each gets a note)
+    and without JupyterLab checkpoint folders. A symlinked notebook is listed: grading refuses it
+    with the `symlink` error id, so the link is reported, never graded as its target."""
+    found = []
+    for top, dirs, files in os.walk(folder, followlinks=False):
+        for d in sorted(dirs):
+            if d != CHECKPOINTS and os.path.islink(os.path.join(top, d)):
+                print(f"note: not following {os.path.join(top, d)}: a symbolic link to a folder", file=sys.stderr)
+        dirs[:] = [d for d in dirs if d != CHECKPOINTS and not os.path.islink(os.path.join(top, d))]
+        found += [os.path.join(top, f) for f in files if f.endswith(".ipynb")]
+    return sorted(found)
+
+
 def expand(items: list[str]) -> tuple[list[str], list[str]]:
     """(notebook paths, arguments that name nothing). JupyterLab's autosave copies are skipped:
-    silently inside folders, with a note when named explicitly."""
+    silently inside folders, with a note when named explicitly. Symbolic links are never followed
+    into folders; a named or found link to a notebook is kept, so its report says it is a link."""
     found, missing = [], []
     for item in items:
         path = Path(item)
-        if path.is_dir():
-            found += sorted(str(p) for p in path.rglob("*.ipynb") if CHECKPOINTS not in p.parts)
-        elif CHECKPOINTS in path.parts:
+        if CHECKPOINTS in path.parts:
             print(f"note: skipping {item}: a JupyterLab checkpoint (autosave copy), not a submission", file=sys.stderr)
-        elif path.exists():
+        elif path.is_dir():                      # a folder the instructor names is theirs: followed
+            found += _notebooks_in(path)
+        elif path.exists() or path.is_symlink():
             found.append(item)
         else:
             missing.append(item)

@@ -6,8 +6,10 @@ comment edits are tolerated, while the INDENT/DEDENT/NEWLINE structure and every
 match. Each `______` in the template is a wildcard for a non-empty, bracket-balanced run of
 submission tokens that does not cross a statement boundary. Anything else that differs (a deleted
 or loosened assertion, an extra line, a changed validation) is an IntegrityError naming the
-submission line. Fills must be single expressions from a conservative whitelist. The student's
-copy of the given lines is never run: `fill_template` substitutes the fills into the template.
+submission line. Fills must be single expressions from a conservative whitelist that binds no
+state (no `:=`, no attribute or subscript targets in comprehensions). The student's copy of the
+given lines is never run: `fill_template` substitutes the fills into the template. Sizes are
+checked before anything is tokenised or parsed (the exercise cell, each fill).
 """
 from __future__ import annotations
 
@@ -29,6 +31,13 @@ FORBIDDEN_NAMES = frozenset("""
 FORBIDDEN_ATTRIBUTE_PREFIXES = ("_", "f_", "gi_", "cr_", "ag_", "tb_", "co_")
 FORBIDDEN_ATTRIBUTES = frozenset({"format", "format_map", "mro"})
 FORBIDDEN_NODES = (ast.NamedExpr, ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom)
+# The only names a fill may bind are a comprehension's plain loop variables (local to the
+# comprehension). A target that is an attribute or a subscript (`for f.n in ...`, `for d[0] in ...`)
+# would be assignment to state that outlives the call; any other Store/Del use is refused too.
+TARGET_NODES = (ast.Name, ast.Tuple, ast.List, ast.Starred)
+_TARGET_WORDS = {ast.Attribute: "属性", ast.Subscript: "下标"}
+
+MAX_SUBMITTED_CHARS = 100_000  # the exercise cell, checked before tokenising (~1 KB of tokens per 2 chars)
 
 
 class IntegrityError(Exception):
@@ -104,6 +113,10 @@ def _blank_ends(sub: list[Token], j: int, follow: Token | None) -> list[int]:
 
 def extract_fills(template: str, submitted: str) -> list[Fill]:
     """Align `submitted` against `template`; return one Fill per blank or raise IntegrityError."""
+    limit = max(MAX_SUBMITTED_CHARS, 16 * len(template))
+    if len(submitted) > limit:
+        raise IntegrityError(f"提交的练习单元有 {len(submitted)} 个字符，超过 {limit} 的上限"
+                             "（练习单元只应包含模板的代码和填空；长的说明请写进 Markdown 单元）")
     tmpl = tokens(template, "模板")
     sub = tokens(submitted, "提交的练习单元")
     furthest = [0, 0]  # deepest (template index, submission index) reached, for the error message
@@ -171,6 +184,8 @@ def check_fill(fill: Fill) -> None:
         problem = None
         if isinstance(node, FORBIDDEN_NODES):
             problem = f"不允许使用 {type(node).__name__}"
+        elif isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)) and not isinstance(node, TARGET_NODES):
+            problem = f"不允许赋值给{_TARGET_WORDS.get(type(node), type(node).__name__)}，推导式的循环变量只能是普通的名字"
         elif isinstance(node, ast.Name) and (node.id in FORBIDDEN_NAMES or node.id.startswith("__")):
             problem = f"不允许使用名字 {node.id!r}"
         elif isinstance(node, ast.Attribute) and (node.attr.startswith(FORBIDDEN_ATTRIBUTE_PREFIXES)

@@ -11,7 +11,7 @@ import pytest
 from grader import grade
 from grader.build import ROOT
 from grader.integrity import Fill, IntegrityError, check_fill
-from grader.text import normalise
+from grader.normalise import plain
 from grader.vetoes import find_vetoes
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -57,7 +57,7 @@ def test_long_whitespace_and_digit_runs_do_not_backtrack(ctx):
     digits = "部署后加速 " + "9" * 20000 + " 倍，生产环境总是如此。"
     answers = {"Q1": q1, "Q2": digits, "Q3": "1" * 20000}
     finishes_within(20, lambda: find_vetoes(answers, ctx.rubric.vetoes))
-    assert normalise("a \n\n \t b   c") == "a\nb c"
+    assert plain("a \n\n \t b   c") == "a\nb c"
 
 
 def test_a_lone_surrogate_still_gets_a_report(tmp_path):
