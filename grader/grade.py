@@ -10,9 +10,7 @@ submissions concurrently (threads that each drive one sandbox process).
 """
 from __future__ import annotations
 
-import importlib.util
 import json
-import sysconfig
 import threading
 import traceback
 from collections import Counter
@@ -91,25 +89,14 @@ def resolve_lesson(name: str, root: Path = ROOT) -> LessonFiles:
         raise LessonNotFound(f"不是合法的课程名：{name!r}") from None
 
 
-def _import_path(module: str) -> tuple[str, ...]:
-    """The directory to add to the sandbox's sys.path for `module`, unless it is in the standard library."""
-    spec = importlib.util.find_spec(module.partition(".")[0])
-    if spec is None:
-        raise ChecksError(f"exercise import {module!r} is not installed")
-    if spec.origin in (None, "built-in", "frozen"):
-        return ()
-    location = Path(spec.origin).resolve().parent
-    if spec.submodule_search_locations:
-        location = location.parent
-    stdlib = {Path(sysconfig.get_paths()[k]).resolve() for k in ("stdlib", "platstdlib")}
-    return () if location in stdlib or location.parent in stdlib else (str(location),)
-
-
 def _exercise_context(files: LessonFiles, lesson: Lesson, rubric: Rubric, exercise: Exercise) -> ExerciseContext:
     template = lesson.exercise(exercise.id).code
     hidden = HiddenContext(exercise.id, exercise.hidden, mixed_seed(rubric.seed))
     suite = build_suite(files.checks, exercise.checks, hidden)
-    path = tuple(dict.fromkeys(p for name in exercise.imports for p in _import_path(name)))
+    try:
+        path = sandbox.import_search_path(exercise.imports)
+    except ModuleNotFoundError as exc:
+        raise ChecksError(f"exercise {exercise.id!r}: {exc}") from None
     return ExerciseContext(exercise, template, suite, path)
 
 

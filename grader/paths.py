@@ -12,6 +12,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# A student's folder under submissions/: one path component, starting with a letter or digit (any script).
+STUDENT_NAME = re.compile(r"[^\W_][\w.-]{0,63}")
+
+
+def valid_student_name(name: str) -> bool:
+    return bool(STUDENT_NAME.fullmatch(name)) and ".." not in name
 
 
 @dataclass(frozen=True)

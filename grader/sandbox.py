@@ -9,6 +9,7 @@ the shape the harness promises, or the run is reported as `crash`.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -18,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass
@@ -52,6 +54,26 @@ class RunResult:
     returncode: int | None = None
     stderr: str = ""
     wall_s: float = 0.0
+
+
+def import_search_path(modules) -> tuple[str, ...]:
+    """The directories the harness needs on sys.path for an exercise's declared imports (none for
+    the standard library, which `python -I -S` already has). Raises ModuleNotFoundError naming a
+    module that is not installed."""
+    out = []
+    stdlib = {Path(sysconfig.get_paths()[k]).resolve() for k in ("stdlib", "platstdlib")}
+    for module in modules:
+        spec = importlib.util.find_spec(module.partition(".")[0])
+        if spec is None:
+            raise ModuleNotFoundError(f"the exercise needs the Python package {module!r}", name=module)
+        if spec.origin in (None, "built-in", "frozen"):
+            continue
+        location = Path(spec.origin).resolve().parent
+        if spec.submodule_search_locations:
+            location = location.parent
+        if location not in stdlib and location.parent not in stdlib:
+            out.append(str(location))
+    return tuple(dict.fromkeys(out))
 
 
 def _unprivileged(name: str) -> tuple[int, int]:

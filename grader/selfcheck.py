@@ -20,26 +20,22 @@ that every exercise has a solution (the release has none, on purpose).
 """
 from __future__ import annotations
 
-import importlib.util
 import json
-import re
 import sys
-import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from . import lesson as lesson_parser
-from . import messages, sandbox
+from . import escape, messages, sandbox
+from .paths import LESSON_NAME
 from .integrity import IntegrityError, check_fill, extract_fills, fill_template, statements
 from .lesson import Lesson, LessonError
 from .submission import SubmissionError, find_answers, find_exercise, read_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
-LESSON_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 USAGE_ERROR = 2
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 class SelfCheckError(Exception):
@@ -195,23 +191,11 @@ class SelfCheck:
         return self.usable and not any(s.failed for s in self.sections)
 
 
-def _import_path(module: str) -> tuple[str, ...]:
-    """The directory the sandbox needs on sys.path for a declared import (none for the standard library).
-    The same rule as the instructor's grader (grader/grade.py)."""
-    spec = importlib.util.find_spec(module.partition(".")[0])
-    if spec is None:
-        raise SelfCheckError(f"the exercise needs the Python package {module!r}: pip install -r requirements.txt")
-    if spec.origin in (None, "built-in", "frozen"):
-        return ()
-    location = Path(spec.origin).resolve().parent
-    if spec.submodule_search_locations:
-        location = location.parent
-    stdlib = {Path(sysconfig.get_paths()[k]).resolve() for k in ("stdlib", "platstdlib")}
-    return () if location in stdlib or location.parent in stdlib else (str(location),)
-
-
 def _job(exercise: PublicExercise, stmts, limits: sandbox.Limits) -> dict:
-    path = tuple(dict.fromkeys(p for name in exercise.imports for p in _import_path(name)))
+    try:
+        path = sandbox.import_search_path(exercise.imports)
+    except ModuleNotFoundError as exc:
+        raise SelfCheckError(f"{exc}: pip install -r requirements.txt") from None
     return {"protocol": sandbox.PROTOCOL, "function": exercise.function, "call_timeout_s": limits.call_timeout_s,
             "imports": list(exercise.imports), "path": list(path),
             "statements": [{"line": s.line, "source": s.source, "kind": s.kind} for s in stmts], "calls": []}
@@ -348,8 +332,8 @@ def self_check(path: Path, root: Path = ROOT, timeout_s: float | None = None) ->
 
 
 def _safe(text: str) -> str:
-    """Student-controlled text without terminal control sequences."""
-    return _CONTROL.sub("�", text)
+    """Student-controlled text without terminal control sequences (grader/escape.py)."""
+    return escape.terminal(text)
 
 
 def render(result: SelfCheck) -> str:

@@ -11,7 +11,6 @@ refuses when the file exists, and `build` / `make course` only write `exercises/
 """
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -19,10 +18,10 @@ from .build import ROOT, lesson_paths, render
 from .fsutil import write_new
 from .lesson import LessonError, load_lesson
 from .notebooks import PYTHON, build_notebook, work_copy
+from .paths import valid_student_name
 
 USAGE_ERROR = 2
 # A folder name: letters or digits of any script first, then also `.`, `_`, `-`; no slashes, no `..`.
-STUDENT_NAME = re.compile(r"[^\W_][\w.-]{0,63}")
 
 
 class WorkspaceError(Exception):
@@ -43,7 +42,7 @@ def _lesson(root: Path, name: str | None) -> Path:
 def start(root: Path, lesson_name: str | None = None, student: str | None = None) -> Path:
     """Create the student's copy and return its path; raises WorkspaceError (and writes nothing)
     for an unknown lesson, a bad name, or an existing copy."""
-    if student is not None and not (STUDENT_NAME.fullmatch(student) and ".." not in student):
+    if student is not None and not valid_student_name(student):
         raise WorkspaceError(f"--name 只能是一个文件夹名（字母或数字开头，可含 . _ -，不含 / 和空格）：{student!r}")
     lesson = load_lesson(_lesson(root, lesson_name))
     relative = work_copy(lesson.name, student)

@@ -7,14 +7,11 @@ checks and no text rubric: `check` runs the self-check of grader/selfcheck.py.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 USAGE_ERROR = 2
-# A folder name: letters or digits of any script first, then also `.`, `_`, `-`; no slashes, no `..`.
-STUDENT_NAME = re.compile(r"[^\W_][\w.-]{0,63}")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -54,7 +51,9 @@ def _start(args) -> int:
     if name not in lessons:
         print(f"error: 请指定课程，可选：{'、'.join(lessons) or '（没有课程）'}", file=sys.stderr)
         return USAGE_ERROR
-    if args.name is not None and not (STUDENT_NAME.fullmatch(args.name) and ".." not in args.name):
+    from .paths import valid_student_name
+
+    if args.name is not None and not valid_student_name(args.name):
         print(f"error: --name 只能是一个文件夹名（字母或数字开头，可含 . _ -，不含 / 和空格）：{args.name!r}", file=sys.stderr)
         return USAGE_ERROR
     relative = work_copy(name, args.name)
