@@ -292,7 +292,7 @@ def analyse(sentences: list[Sentence], scope: Scope) -> Analysed:
     fs, es, asserting = [], [], []
     for s in sentences:
         try:
-            f, e = fm.extract(s.text)
+            f, e = fm.extract(s.math)
         except Exception:        # unparseable math falls back to the sentence rules, never to a crash
             f, e = [], []
         fs.append(f)

@@ -5,7 +5,12 @@ become ASCII), every invisible character removed (zero-width spaces and joiners,
 marks, BOM: Unicode category Cf, plus the variation selectors), one kind of dash, one kind of
 space. `plain` is what the rules match: `clean`, then markdown markup and LaTeX markup turned into
 plain text and plain math (`\\min\\{a, b\\}` -> `min(a, b)`, `\\frac{a}{b}` -> `(a)/(b)`, `\\cdot` -> `·`,
-`\\sum_v` -> `Σ_v`, `\\left(` -> `(`), lower case, single spaces with line breaks kept.
+`\\sum_v` -> `Σ_v`, `\\left(` -> `(`), Traditional Chinese as Simplified (`simplified`), lower case,
+single spaces with line breaks kept.
+
+`simplified` converts Traditional to Simplified Chinese with zhconv (a real, phrase-aware conversion)
+when it is installed, else with a compact character table of the characters this course's answers
+use (`_HANT_FALLBACK`, pairs of traditional, simplified).
 """
 from __future__ import annotations
 
@@ -76,6 +81,39 @@ def latex_to_plain(text: str) -> str:
     return text.replace("{", "(").replace("}", ")")
 
 
+# Traditional -> Simplified fallback: pairs (traditional, simplified) of the characters the lessons'
+# answers use; zhconv, when installed, converts every character and the regional words (機率 -> 几率).
+_HANT_FALLBACK = (
+    "丟丢並并佈布佔占來来倆俩倉仓個个們们側侧備备傳传僅仅價价優优儲储內内兩两別别刪删則则剛刚動动務务勢势勻匀區区卻却參参問问"
+    "啓启啟启單单嗎吗嚴严圍围圓圆圖图執执報报場场塊块壓压壞坏夠够夾夹學学實实審审寫写寬宽將将對对導导層层屬属峯峰師师帶带幾几"
+    "庫库廢废張张強强後后徑径從从復复恆恒態态應应懲惩戶户掛挂採采換换損损擁拥擇择擔担據据擬拟敗败數数斷断於于時时書书會会東东"
+    "條条棄弃極极構构樂乐標标樣样機机檔档檢检權权歸归殘残決决沒没況况洩泄減减測测湊凑準准溫温滾滚滿满漸渐濾滤瀏浏為为無无爭争"
+    "爾尔牆墙犧牺狀状獨独獻献現现環环產产畢毕畫画異异當当疊叠發发確确碼码種种稱称積积穩稳窮穷競竞筆笔節节範范簡简籤签糾纠約约"
+    "納纳純纯級级細细終终組组結结絕绝絡络給给統统經经維维綱纲網网綴缀緊紧線线緣缘編编緩缓練练縮缩總总繼继續续罰罚羅罗義义習习"
+    "聯联聲声臨临臺台與与舉举舊旧蓋盖處处虛虚號号虧亏術术衝冲裏里補补裝装裡里見见規规視视覺觉覽览觀观觸触計计討讨記记訪访設设"
+    "許许訴诉評评詞词詢询試试話话該该認认語语誤误說说説说誰谁課课調调談谈請请論论諸诸謂谓講讲證证議议護护讀读變变讓让貝贝負负"
+    "貢贡貪贪責责貴贵費费貼贴資资質质賴赖賺赚趨趋踐践較较載载輕轻輪轮輯辑輸输轉转辦办這这連连進进運运過过達达違违遞递遠远適适"
+    "遲迟選选還还邊边邏逻鄰邻釋释針针銷销錄录錯错鍵键鍾钟鏈链長长開开閒闲間间閱阅閲阅閾阈關关陣阵陳陈際际隨随險险隱隐雖虽離离"
+    "難难響响頁页頂顶項项順顺須须預预頭头題题顛颠類类顯显風风餘余餵喂餾馏饋馈馬马驗验驟骤髒脏體体麼么點点齊齐"
+)
+_HANT = {ord(_HANT_FALLBACK[i]): _HANT_FALLBACK[i + 1] for i in range(0, len(_HANT_FALLBACK), 2)}
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+try:
+    import zhconv as _zhconv
+except ImportError:                      # pragma: no cover - the fallback table is tested directly
+    _zhconv = None
+
+
+def simplified(text: str, use_library: bool = True) -> str:
+    """Traditional Chinese as Simplified (zhconv when available, else the fallback table); other text unchanged."""
+    if not text or not _CJK.search(text):
+        return text
+    if use_library and _zhconv is not None:
+        return _zhconv.convert(text, "zh-cn")
+    return text.translate(_HANT)
+
+
 def readable(text: str | None) -> str:
     """clean, markdown and LaTeX markup removed (LaTeX as plain math), case kept: what evidence quotes."""
     text = _MARKDOWN.sub("", _LINE_MARK.sub("", latex_to_plain(clean(text))))
@@ -84,7 +122,7 @@ def readable(text: str | None) -> str:
 
 def plain(text: str | None) -> str:
     """What the rules match: `readable`, lower case, single spaces (line breaks kept)."""
-    text = readable(text).lower()
+    text = simplified(readable(text)).lower()
     # Every whitespace run becomes one character (a newline if it had one): keeps sentence breaks and
     # stops stacked `\s*` in rubric patterns from backtracking over long runs.
     return _WHITESPACE.sub(lambda m: "\n" if "\n" in m[0] else " ", text).strip()

@@ -19,10 +19,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .normalise import readable
+from .normalise import readable, simplified
 
 _SENTENCE_END = re.compile(r"[。！？!?；;]+|\n+|(?<=[a-z)\]\d])\.(?=\s|$)")
 _CLAUSE_MARKS = "，,、：:"
+# Punctuation of any kind (sentence or clause): a long piece without any uses its spaces as punctuation.
+_ANY_PUNCT = re.compile(r"[。！？!?；;，,、：:.]")
+_CJK_SPACE = re.compile(r"(?<=[\u3400-\u9fff]) +(?=[\u3400-\u9fff])")
+_UNPUNCTUATED_CHARS = 40
 _RELATION = re.compile(r"[\w)\]|]\s*(=|≤|≥|<|>|≠|∝|≈)\s*[\w(\[|Σ∑-]")
 
 
@@ -41,10 +45,15 @@ class Scope:
 class Sentence:
     index: int
     text: str                          # as written (normalised for quoting)
-    low: str                           # lower case: what rules match
+    low: str                           # Simplified Chinese, lower case: what rules match
     clauses: tuple[tuple[int, int], ...]   # (start, end) offsets into `low`
     question: bool
     distanced: bool
+    simple: str = ""                   # as written, Traditional Chinese as Simplified (case kept): the formula front end reads it
+
+    @property
+    def math(self) -> str:
+        return self.simple or self.text
 
     def clause_at(self, pos: int) -> tuple[int, int]:
         for start, end in self.clauses:
@@ -61,15 +70,25 @@ def split_sentences(text: str, scope: Scope) -> list[Sentence]:
         pieces.append(text[start:m.end()])
         start = m.end()
     pieces.append(text[start:])
+    pieces = [part for piece in pieces for part in _unpunctuated(piece)]
     for piece in pieces:
         stripped = piece.strip()
         if not re.search(r"\w", stripped):
             continue
-        low = stripped.lower()
+        simple = simplified(stripped)
+        low = simple.lower()
         clauses = tuple(_clauses(low))
         question = low.rstrip().endswith(("?", "？")) or any(scope.question.search(low[a:b]) for a, b in clauses)
-        out.append(Sentence(len(out), stripped, low, clauses, question, bool(scope.distancing.search(low))))
+        out.append(Sentence(len(out), stripped, low, clauses, question, bool(scope.distancing.search(low)), simple))
     return out
+
+
+def _unpunctuated(piece: str) -> list[str]:
+    """A long piece with no punctuation at all, whose Chinese runs are separated by spaces, uses the spaces
+    as its punctuation: 「…算的 可是被拒以后… 所以…」 is several sentences, not one."""
+    if len(piece.strip()) < _UNPUNCTUATED_CHARS or _ANY_PUNCT.search(piece):
+        return [piece]
+    return _CJK_SPACE.split(piece)
 
 
 def _clauses(low: str):
