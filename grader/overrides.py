@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import yaml
@@ -43,32 +42,9 @@ class OverridesError(ValueError):
     pass
 
 
-@dataclass(frozen=True)
-class Decision(Override):
-    """An Override with what the review page records: confirmed vetoes, when, per-criterion notes.
-
-    `details`: criterion id -> {"by", "at"?, "note"?} for every criterion in `points`.
-    """
-
-    confirm_vetoes: tuple[str, ...] = ()
-    at: str = ""
-    details: dict = field(default_factory=dict)
-
-    def overridden(self, criterion_id: str, before: int) -> dict | None:
-        """The report's `overridden` record for one criterion, or None when this decision leaves it alone."""
-        if criterion_id not in self.points:
-            return None
-        out = {"from": before, "to": self.points[criterion_id]}
-        out.update(self.details.get(criterion_id) or {"by": self.by})
-        return out
-
-    def veto_decision(self, veto_id: str) -> str | None:
-        """"cleared", "confirmed" or None for a veto id."""
-        if veto_id in self.clear_vetoes:
-            return "cleared"
-        if veto_id in self.confirm_vetoes:
-            return "confirmed"
-        return None
+# The review page's richer decisions (confirmed vetoes, when, per-criterion notes) are plain
+# `score.Override` fields now; the old name stays for callers.
+Decision = Override
 
 
 def _when(value, where: str) -> str:

@@ -15,8 +15,9 @@ Rules (the rubric supplies the numbers):
   `pass_problems` says, in words, which part of the rule failed;
 - status is `pending_review` (and passed is false) when a person's decision could flip the outcome:
   with every low-confidence text criterion at full points and unconfirmed vetoes cleared the rule
-  holds, but with those criteria at 0 it does not (or the other way round). A veto counts as
-  confirmed once the submission has an override (a person looked at it and did not clear it).
+  holds, but with those criteria at 0 it does not (or the other way round). A veto stays undecided
+  until an override confirms (`confirm_vetoes`) or clears (`clear_vetoes`) it; a criterion an
+  override sets is decided (no review left on it).
 The dict form (`Report.to_dict`) is the JSON contract; keys may be added, never renamed.
 """
 from __future__ import annotations
@@ -49,6 +50,27 @@ class Override:
     clear_vetoes: tuple[str, ...] = ()
     note: str = ""
     by: str = ""
+    confirm_vetoes: tuple[str, ...] = ()              # vetoes a person read and kept
+    at: str = ""                                      # when it was decided (ISO 8601)
+    details: dict = field(default_factory=dict)       # criterion id -> {"by", "at"?, "note"?}
+
+    def overridden(self, criterion_id: str, before: int) -> dict | None:
+        """The report's `overridden` record for one criterion, or None when this decision leaves it alone."""
+        if criterion_id not in self.points:
+            return None
+        out = {"from": before, "to": self.points[criterion_id], "by": self.by}
+        if self.at:
+            out["at"] = self.at
+        out.update(self.details.get(criterion_id) or {})
+        return out
+
+    def veto_decision(self, veto_id: str) -> str | None:
+        """"cleared", "confirmed" or None for a veto id."""
+        if veto_id in self.clear_vetoes:
+            return "cleared"
+        if veto_id in self.confirm_vetoes:
+            return "confirmed"
+        return None
 
 
 @dataclass(frozen=True)
@@ -99,6 +121,7 @@ class Report:
     hidden_calls: int = 0
     optional: tuple[CriterionScore, ...] = ()       # a challenge's criteria: reported, not counted
     warnings: tuple[str, ...] = ()                  # things an instructor should look at (needs_review)
+    vetoes_confirmed: dict = field(default_factory=dict)    # veto id -> {"by", "at"?}: a person kept it
     pass_problems: tuple[str, ...] = ()             # why the pass rule did not hold, in words
     pass_rule: dict | None = None                   # the rule as data, for the reports
     pending: bool = False                           # the outcome depends on doubtful points or an unconfirmed veto
@@ -124,7 +147,9 @@ class Report:
             "status": self.status,
             "needs_review": self.needs_review,
             "criteria": [c.to_dict() for c in self.criteria],
-            "vetoes": [{"id": v.id, "evidence": v.evidence, "answer": v.answer, "message": v.message} for v in self.vetoes],
+            "vetoes": [{"id": v.id, "evidence": v.evidence, "answer": v.answer, "message": v.message,
+                        **({"confirmed": dict(self.vetoes_confirmed[v.id])} if v.id in self.vetoes_confirmed else {})}
+                       for v in self.vetoes],
             "errors": [e.to_dict() for e in self.errors],
             "checks": [{"id": c.id, "exercise": c.exercise, "passed": c.passed, "public": c.public, "message": c.message}
                        for c in self.checks],
@@ -177,12 +202,13 @@ def text_score(criterion, result: TextResult) -> CriterionScore:
 
 
 def _apply_override(item: CriterionScore, override: Override | None) -> CriterionScore:
-    if override is None or item.id not in override.points:
+    """A person's points replace the grader's: the criterion is decided (no review left on it)."""
+    record = override.overridden(item.id, item.points) if override is not None else None
+    if record is None:
         return item
-    to = override.points[item.id]
+    to = record["to"]
     return CriterionScore(item.id, item.title, item.kind, to, item.max_points,
-                          f"{item.feedback}（教师调整：{item.points} → {to}）", item.needs_review, item.checks,
-                          {"from": item.points, "to": to, "by": override.by}, item.text)
+                          f"{item.feedback}（教师调整：{item.points} → {to}）", False, item.checks, record, item.text)
 
 
 def pass_problems(rubric, total: int, items, vetoes, errors) -> list[str]:
@@ -219,21 +245,27 @@ def score(rubric, submission: str, *, checks: list[CheckResult] = (), code_probl
         else:
             item = CriterionScore(criterion.id, criterion.title, "text", 0, criterion.points, "未评分（提交无法读取）")
         (optional if criterion.optional else items).append(_apply_override(item, override))
-    cleared = set(override.clear_vetoes) if override else set()
-    kept = tuple(v for v in vetoes if v.id not in cleared)
-    dropped = tuple({"id": v.id, "evidence": v.evidence, "by": override.by} for v in vetoes if v.id in cleared)
+    decided = override.veto_decision if override else (lambda veto_id: None)
+    kept = tuple(v for v in vetoes if decided(v.id) != "cleared")
+    dropped = tuple({"id": v.id, "evidence": v.evidence, "by": override.by, **({"at": override.at} if override.at else {})}
+                    for v in vetoes if decided(v.id) == "cleared")
+    confirmed = {v.id: {"by": override.by, **({"at": override.at} if override.at else {})}
+                 for v in kept if decided(v.id) == "confirmed"}
+    undecided = tuple(v for v in kept if v.id not in confirmed)
     total = sum(item.points for item in items)
     why_not = pass_problems(rubric, total, items, kept, errors)
-    needs_review = (any(item.needs_review for item in items + optional) or bool(kept) or bool(warnings)
-                    or any(e.id == "internal" for e in errors))
+    # A submission a person has decided on (any override entry) has had its warnings read too.
+    needs_review = (any(item.needs_review for item in items + optional) or bool(undecided)
+                    or (bool(warnings) and override is None) or any(e.id == "internal" for e in errors))
     rule = rubric.pass_rule
-    pending = pending_review(rubric, items, kept, errors, confirmed=override is not None)
-    return Report(submission, rubric.lesson, total, rubric.max_score, rule.min_score, not why_not and not pending,
-                  needs_review,
-                  tuple(items), kept, tuple(errors), tuple(checks), dropped, override.note if override else "",
-                  *hidden, optional=tuple(optional), warnings=tuple(warnings), pass_problems=tuple(why_not),
+    pending = pending_review(rubric, items, undecided, errors, confirmed=tuple(v for v in kept if v.id in confirmed))
+    return Report(submission=submission, lesson=rubric.lesson, score=total, max_score=rubric.max_score,
+                  threshold=rule.min_score, passed=not why_not and not pending, needs_review=needs_review,
+                  criteria=tuple(items), vetoes=kept, errors=tuple(errors), checks=tuple(checks), vetoes_cleared=dropped,
+                  override_note=override.note if override else "", hidden_checks=hidden[0], hidden_calls=hidden[1],
+                  optional=tuple(optional), warnings=tuple(warnings), pass_problems=tuple(why_not),
                   pass_rule={"min_score": rule.min_score, "require": list(rule.require), "no_vetoes": rule.no_vetoes},
-                  pending=pending)
+                  pending=pending, vetoes_confirmed=confirmed)
 
 
 def _with_points(item: CriterionScore, points: int) -> CriterionScore:
@@ -241,16 +273,17 @@ def _with_points(item: CriterionScore, points: int) -> CriterionScore:
                           item.checks, item.overridden, item.text)
 
 
-def pending_review(rubric, items, vetoes, errors, confirmed: bool = False) -> bool:
-    """Could a person's decision on the doubtful points (low-confidence text criteria, and vetoes nobody has
-    looked at yet) turn a pass into a fail or a fail into a pass? Grading errors are never pending."""
+def pending_review(rubric, items, undecided, errors, confirmed=()) -> bool:
+    """Could a person's decision on the doubtful points (low-confidence text criteria nobody has decided,
+    and vetoes nobody has confirmed or cleared) turn a pass into a fail or a fail into a pass?
+    Confirmed vetoes count as vetoes. Grading errors are never pending."""
     doubtful = [i for i in items if i.doubtful]
-    if errors or (not doubtful and (confirmed or not vetoes)):
+    if errors or (not doubtful and not undecided):
         return False
     best = [_with_points(i, i.max_points) if i.doubtful else i for i in items]
     worst = [_with_points(i, 0) if i.doubtful else i for i in items]
-    best_fails = pass_problems(rubric, sum(i.points for i in best), best, () if not confirmed else vetoes, errors)
-    worst_fails = pass_problems(rubric, sum(i.points for i in worst), worst, vetoes, errors)
+    best_fails = pass_problems(rubric, sum(i.points for i in best), best, tuple(confirmed), errors)
+    worst_fails = pass_problems(rubric, sum(i.points for i in worst), worst, tuple(confirmed) + tuple(undecided), errors)
     return bool(best_fails) != bool(worst_fails)
 
 
@@ -258,5 +291,6 @@ def failed_report(submission: str, errors: list[ReportError], lesson: str | None
     """A report for a submission that could not be read at all (or whose lesson is unknown)."""
     if rubric is not None:
         return score(rubric, submission, code_problem=errors[0].message, errors=errors)
-    return Report(submission, lesson, 0, 0, 0, False, False, (), (), tuple(errors),
+    return Report(submission=submission, lesson=lesson, score=0, max_score=0, threshold=0, passed=False,
+                  needs_review=False, criteria=(), vetoes=(), errors=tuple(errors),
                   pass_problems=tuple("评分时出现错误：" + e.id for e in errors[:1]))

@@ -64,6 +64,11 @@ def test_decide_a_group_with_the_keyboard_export_and_grade(browser, downloads, t
     total = int(progress.text.split("/")[1].split()[0])
     assert progress.text == f"0 / {total} 已决定" and total >= 3
     group = browser.find_element("id", "group")
+    for _ in range(total):                              # the vetoed Q1 group (identical notebooks also
+        if "否决 veto.peak_speedup" in group.text:      # make other groups, flagged as collusion)
+            break
+        press(browser, "j")
+        group = browser.find_element("id", "group")
     assert "2 份答案" in group.text and "veto_peak_speedup" not in group.text     # alice and bob, one group
     assert "alice" in group.text and "bob" in group.text
 

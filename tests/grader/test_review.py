@@ -250,12 +250,15 @@ def test_grade_review_apply_grade(tmp_path):
     page = (tmp_path / "review" / "review.html").read_text(encoding="utf-8")
     assert "review-data" in page and "已决定" in page
     doc = yaml.safe_load((tmp_path / "review" / "review.yml").read_text(encoding="utf-8"))
-    vetoed = next(g for g in doc["groups"] if {m["key"] for m in g["members"]} == {"alice", "bob"})
+    vetoed = next(g for g in doc["groups"] if {m["key"] for m in g["members"]} == {"alice", "bob"}
+                  and all(m.get("vetoes") for m in g["members"]))
     assert vetoed["members"][0]["answer"]                             # answer text read from the notebook (older report)
     vetoed["veto"] = "clear"
     for group in doc["groups"]:
         if group["criterion"] and all(m["key"] == "carol" for m in group["members"]):
             group["points"] = group["max_points"]
+        elif group["criterion"] and group["points"] is None:     # every other group: the grader's points stand
+            group["points"] = group["members"][0]["provisional"]
     doc["by"] = "王老师"
     (tmp_path / "review.yml").write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
     run = grader("review", "--apply", "review.yml", "--overrides", "overrides.yml", cwd=tmp_path)
