@@ -25,7 +25,7 @@ from .checks import (ChecksError, CheckResult, HiddenContext, Outcome, Suite, bu
 from .integrity import IntegrityError, check_fill, extract_fills, fill_template, statements
 from .lesson import Lesson, LessonError, load_lesson
 from .overrides import override_for
-from .paths import LESSON_NAME, ROOT, LessonFiles, files_for_qmd, lesson_files, lesson_names
+from .paths import LESSON_NAME, ROOT, LessonFiles, files_for_qmd, lesson_files, lesson_names, student_of
 from .rubric import Exercise, Rubric, RubricError, load_rubric
 from .score import Report, ReportError, failed_report, score
 from .submission import SubmissionError, find_answers, find_exercise, read_notebook
@@ -124,14 +124,6 @@ def default_lesson(root: Path = ROOT) -> str | None:
 
 
 ANSWER_LIMIT = 8000          # characters of each answer kept in the report (for the review page)
-
-
-def student_of(path: Path) -> str:
-    """`submissions/<student>/<lesson>.ipynb` -> the student; any other file -> its stem."""
-    parts = path.parts
-    if len(parts) >= 3 and parts[-3] == "submissions":
-        return parts[-2]
-    return path.stem
 
 
 def _truncated(text: str) -> str:

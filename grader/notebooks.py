@@ -25,12 +25,12 @@ import re
 import nbformat
 from nbformat import v4
 
+from .paths import SUBMISSIONS
 from .lesson import ANSWER_PLACEHOLDER, QUARTO_OPTIONS, Cell, Lesson, _OPTION_LINE
 
 EDITIONS = ("exercise", "solution")
 FOLDERS = {"exercise": "exercises", "solution": "solutions"}   # where `build` writes each edition
 WORK = "work"                  # the git-ignored folder of `python -m grader start` (grader/workspace.py)
-SUBMISSIONS = "submissions"    # submissions/<student>/<lesson>.ipynb: the autograde convention
 SELF_CHECK = "self_check"
 NBVAL_IGNORE = "nbval-ignore-output"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}

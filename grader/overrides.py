@@ -31,11 +31,11 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from .paths import student_of
 from .score import Override
 
 ENTRY_KEYS = {"criteria", "clear_vetoes", "confirm_vetoes", "note", "by", "at"}
 CRITERION_KEYS = {"points", "note", "by", "at"}
-SUBMISSIONS_FOLDER = "submissions"
 
 
 class OverridesError(ValueError):
@@ -146,11 +146,8 @@ def load_overrides(path: str | Path, rubric_lookup=None) -> dict:
 
 
 def student_id(submission: str | Path) -> str:
-    """`submissions/<student>/<file>.ipynb` -> student; any other path -> the file's stem."""
-    parts = PurePosixPath(Path(submission).as_posix()).parts
-    if len(parts) >= 3 and parts[-3] == SUBMISSIONS_FOLDER:
-        return parts[-2]
-    return PurePosixPath(parts[-1]).stem if parts else ""
+    """`submissions/<student>/<file>.ipynb` -> student; any other path -> the file's stem (grader/paths.py)."""
+    return student_of(submission)
 
 
 def _norm(text: str) -> str:

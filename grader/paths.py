@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -54,3 +54,17 @@ def lesson_names(root: Path = ROOT) -> list[str]:
     """Every lesson with a rubric, sorted."""
     return sorted(p.name[: -len(".rubric.yml")] for p in lessons_dir(root).glob("*.rubric.yml")
                   if LESSON_NAME.fullmatch(p.name[: -len(".rubric.yml")]))
+
+
+SUBMISSIONS = "submissions"    # submissions/<student>/<lesson>.ipynb: the autograde convention
+
+
+def student_of(submission: str | Path) -> str:
+    """The student a submission belongs to: the folder below the last `submissions/` that has one
+    (`submissions/<student>/<lesson>.ipynb`), else the file's stem."""
+    path = PurePath(str(submission).replace("\\", "/"))
+    folders = path.parts[:-1]
+    for i in range(len(folders) - 2, -1, -1):
+        if folders[i] == SUBMISSIONS:
+            return folders[i + 1]
+    return path.stem or path.name

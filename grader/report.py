@@ -22,15 +22,14 @@ import json
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 from importlib import metadata
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Mapping, Sequence
 
-from . import escape
+from . import escape, paths
 from .fsutil import write_atomic
 from .score import Report
 
 PACKAGE = "llm-inference-course"
-SUBMISSIONS = "submissions"
 SUMMARY_BUDGET = 900_000     # bytes; GitHub drops a step summary over 1 MiB (1,048,576 bytes)
 CELL_LIMIT = 600             # characters of student text per Markdown table cell
 EVIDENCE_LIMIT = 300
@@ -51,16 +50,8 @@ def write_report(path: str | Path, text: str) -> None:
 # --- who and what -------------------------------------------------------------------------------
 
 def student_of(report: Report) -> str:
-    """The folder under `submissions/` (`submissions/<student>/<lesson>.ipynb`), else the file stem."""
-    own = getattr(report, "student", None)
-    if own:
-        return own
-    path = PurePath(report.submission)
-    folders = path.parts[:-1]
-    for i in range(len(folders) - 2, -1, -1):  # the last `submissions` that has a folder below it
-        if folders[i] == SUBMISSIONS:
-            return folders[i + 1]
-    return path.stem or path.name
+    """The report's own `student`, else the rule of grader/paths.py for its path."""
+    return getattr(report, "student", None) or paths.student_of(report.submission)
 
 
 def status_of(report: Report) -> str:
@@ -119,7 +110,7 @@ def run_metadata(reports: Sequence[Report], rubric_files: Mapping[str, Path], gr
 
 def result_dict(report: Report) -> dict:
     out = report.to_dict()
-    out.setdefault("student", student_of(report))
+    out["student"] = out.get("student") or student_of(report)
     out.setdefault("status", status_of(report))
     return out
 

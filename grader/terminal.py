@@ -92,7 +92,7 @@ def print_check(console: Console, report: Report) -> None:
     console.print(Text("自查：", style="bold").append(safe(report.submission)))
     if report.errors and not report.criteria:
         for e in report.errors:
-            console.print(Text(f"✗ 无法评分（", style="red").append(safe(e.id)).append("）：").append(safe(e.message)))
+            console.print(Text("✗ 无法评分（", style="red").append(safe(e.id)).append("）：").append(safe(e.message)))
         return
     public = [c for c in report.checks if c.public and c.id != "visible.assertions"]
     if public:
