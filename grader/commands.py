@@ -1,7 +1,8 @@
 """`python -m grader grade` and `python -m grader check`.
 
-Exit status: 0 when every submission passed, 1 when any failed or could not be graded, 2 for a
-usage or I/O error (a missing submission file, a malformed overrides file, an unwritable report).
+Exit status: 0 when every submission passed; 1 when any failed, is pending_review (its outcome
+waits on a person's decision) or could not be graded; 2 for a usage or I/O error (a missing
+submission file, a malformed overrides file, an unwritable report).
 """
 from __future__ import annotations
 
@@ -21,9 +22,10 @@ USAGE_ERROR = 2
 def add_parsers(sub) -> None:
     g = sub.add_parser("grade", help="grade submitted exercise notebooks against the lesson's rubric",
                        description="Grade notebooks (files or folders of *.ipynb) in isolated processes. "
-                                   "Exit 0 if all passed, 1 if any failed or could not be graded, 2 on usage/I-O errors.")
+                                   "Exit 0 if all passed; 1 if any failed, is pending_review (waits on an instructor's "
+                                   "decision: see `review`) or could not be graded; 2 on usage/I-O errors.")
     g.add_argument("submissions", nargs="+", help="notebook files, or folders searched for *.ipynb")
-    g.add_argument("--json", metavar="PATH", help="write the JSON report ({'results': [...]})")
+    g.add_argument("--json", metavar="PATH", help="write the JSON report ({'run': {...}, 'results': [...]})")
     g.add_argument("--markdown", metavar="PATH", help="write a Markdown summary (e.g. \"$GITHUB_STEP_SUMMARY\")")
     g.add_argument("--junit", metavar="PATH", help="write JUnit XML (one test case per criterion)")
     g.add_argument("--csv", metavar="PATH", help="write a gradebook CSV (one row per submission)")
