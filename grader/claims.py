@@ -290,9 +290,10 @@ class Analysed:
 
 def analyse(sentences: list[Sentence], scope: Scope) -> Analysed:
     fs, es, asserting = [], [], []
+    bindings: dict = {}                    # the answer's definitions (`β = Σ min(p, q)`), sentence to sentence
     for s in sentences:
         try:
-            f, e = fm.extract(s.math)
+            f, e = fm.extract(s.math, bindings)
         except Exception:        # unparseable math falls back to the sentence rules, never to a crash
             f, e = [], []
         fs.append(f)

@@ -11,6 +11,14 @@ parsing, a side is rewritten into a small, whitelisted language:
 - `Σ_v expr`, `sum_x expr`, `∑ expr` -> `S(expr)` (the summand is the next product term);
 - `(expr)_+` -> `Max(0, expr)`; `min` / `max` -> `Min` / `Max`; `·` `×` -> `*`.
 
+- array notation: `np.minimum` / `np.maximum` / `torch.clamp(x, min=0)` -> `min` / `max`, `x.sum()` /
+  `np.sum(x)` -> `Σ x`, `==` -> `=`; Greek letters are single letters;
+- event probabilities written in words: `P(接受且输出 y)` / `P(accept, y)` -> `A` (= min(p, q)),
+  `P(拒绝且输出 y)` / `P(reject and y)` -> `J` (= P(reject)·r), `P(接受)` -> `C` (= Σ min(p, q));
+- definitions: `name = expr` (a word, a snake_case name or a Greek letter on its own left of `=`) binds
+  the name for the rest of the answer (`accept = q * np.minimum(1, p / q)`, `β = Σ_x min(p, q)`);
+- a side that prose continues (`= r 的分母`, `= the denominator of r`) is not a side: no equation.
+
 Only these names, single letters and numbers may remain (anything else is "unparseable", never
 eval'd). Each parsed side is evaluated with numpy on random strictly positive distributions p, q
 (and random reals for any other single letter, so `min(a, b) + max(0, a - b) = a` is checked too).
@@ -25,9 +33,10 @@ from functools import lru_cache
 
 import numpy as np
 
-_RUN = re.compile(r"[A-Za-z0-9_()\[\]+\-*/·×=<>≤≥≠≈,.'|Σ∑ ]+")
+_GREEK = "αβγδεθλμνπρστφχψω"
+_RUN = re.compile(r"[A-Za-z0-9_()\[\]+\-*/·×=<>≤≥≠≈,.'|Σ∑ " + _GREEK + "]+")
 _RELATION = re.compile(r"≤|≥|≠|≈|<=|>=|!=|=|<|>")
-_KNOWN = {"p", "q", "r", "R", "O"}
+_KNOWN = {"p", "q", "r", "R", "O", "A", "J", "C"}
 _HEADS = {"Min": "min", "Max": "max", "S": "sum"}
 _MAX_SIDE = 160
 _TRIALS, _VOCAB = 5, 6
@@ -69,6 +78,18 @@ _RESID = re.compile(r"(?<![A-Za-z])r(?:_\(?[A-Za-z0-9+\-]{1,6}\)?)?(?:\s*\(\s*[a
 _SUM = re.compile(r"(?:Σ|∑|\bsum)\s*(?:_\s*(?:\([^()]*\)|[A-Za-z0-9]+(?:\s*∈\s*V)?))?\s*")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _ALLOWED = _KNOWN | {"Min", "Max", "S", "log", "exp"}
+
+# Event probabilities written with words inside P(...): which event, by its words (after Simplified conversion).
+_EVENT = re.compile(r"(?<![A-Za-z])P\s*\(([^()=]{0,40}?)\)")
+_EV_ACCEPT = re.compile(r"接受|通过|accept|keep|kept", re.IGNORECASE)
+_EV_REJECT = re.compile(r"拒|reject|rej\b", re.IGNORECASE)
+_EV_OUTPUT = re.compile(r"(?<![A-Za-z])y(?![A-Za-z])|输出|output|emit")
+_EV_WORDS = re.compile(r"[\u3400-\u9fff]|[A-Za-z]{2,}")
+# Array notation.
+_NP = re.compile(r"\b(?:np|numpy|torch)\.(minimum|maximum|min|max|sum|clip|clamp)\s*\(")
+_POSSESSIVE = re.compile(r"[A-Za-z0-9_)\]]+\s*(?=(?:的|之)[\u3400-\u9fff])")
+_DEFINED = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*|[" + _GREEK + r"])\s*=(?!=)")
+_NOT_BINDABLE = {"min", "max", "sum", "log", "exp", "P", "O", "R"} | {"p", "q", "r"}
 
 
 def _dist(m: re.Match) -> str:
@@ -119,8 +140,61 @@ def _plus_parts(text: str) -> str:
         text = text[:j] + "Max(0, " + text[j + 1:k] + ")" + text[k + 3:]
 
 
+def _event(m: re.Match) -> str:
+    """`P(接受且输出y)` -> ` A `, ... ; P(...) with math inside (P(y), P(X = y)) is left as it is."""
+    inner = m[1]
+    if not _EV_WORDS.search(inner.replace("y_out", "")):
+        return m[0]
+    acc, rej, out = _EV_ACCEPT.search(inner), _EV_REJECT.search(inner), _EV_OUTPUT.search(inner)
+    if rej and not acc:
+        return " J " if out else " R "
+    if acc and not rej:
+        return " A " if out else " C "
+    return m[0]
+
+
+def _postfix_sums(text: str) -> str:
+    """`X.sum()` -> `Σ(X)`: X is the parenthesised group or call right before `.sum()`."""
+    while True:
+        k = text.find(".sum()")
+        if k < 0:
+            return text
+        j, depth = k - 1, 0
+        while j >= 0:
+            ch = text[j]
+            if ch == ")":
+                depth += 1
+            elif ch == "(":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif depth == 0:
+                break
+            j -= 1
+        if j < 0 or text[j] != "(":
+            start = k                      # a bare name: x.sum()
+            while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                start -= 1
+        else:
+            start = j
+            while start > 0 and (text[start - 1].isalpha() or text[start - 1] in "_."):
+                start -= 1
+        text = text[:start] + "Σ(" + text[start:k] + ")" + text[k + 6:]
+
+
+def array_notation(text: str) -> str:
+    """numpy / torch spellings as plain math: np.minimum -> min, x.sum() -> Σ(x), == -> =."""
+    text = _NP.sub(lambda m: {"minimum": "min(", "maximum": "max(", "sum": "Σ(", "clip": "clip(",
+                              "clamp": "clip("}.get(m[1], m[1] + "("), text)
+    text = re.sub(r"\bclip\(([^()]*(?:\([^()]*\)[^()]*)*?),\s*(?:min\s*=\s*)?0(?:\.0)?\s*(?:,\s*(?:max\s*=\s*)?None)?\)",
+                  r"max(0, \1)", text)
+    text = _postfix_sums(text)
+    return text.replace("==", "=")
+
+
 def rewrite(side: str) -> str:
     s = side.replace("[", "(").replace("]", ")").replace("·", "*").replace("×", "*")
+    s = re.sub(r"\)\s*(?=(?:min|max)\s*\()", ")*", s, flags=re.IGNORECASE)     # q(y)min(…): an implied product
     s = _P_REJECT.sub(" R ", s)
     s = _P_OUT.sub(" O ", s)
     s = _DIST.sub(_dist, s)
@@ -169,7 +243,8 @@ def _trials():
         p = rng.dirichlet(np.ones(_VOCAB)) * 0.98 + 0.02 / _VOCAB
         q = rng.dirichlet(np.ones(_VOCAB)) * 0.98 + 0.02 / _VOCAB
         plus = np.maximum(0.0, p - q)
-        env = {"p": p, "q": q, "R": plus.sum(), "r": plus / plus.sum(), "O": p}
+        env = {"p": p, "q": q, "R": plus.sum(), "r": plus / plus.sum(), "O": p, "A": np.minimum(p, q),
+               "J": plus, "C": np.minimum(p, q).sum()}
         out.append((env, rng))
     return out
 
@@ -226,7 +301,7 @@ def _heads(expr) -> frozenset:
             found.add("max")
         elif type(node).__name__ == "S":
             found.add("sum")
-        elif isinstance(node, Symbol) and node.name in ("R", "r", "O"):
+        elif isinstance(node, Symbol) and node.name in ("R", "r", "O", "A", "J", "C"):
             found.add(node.name)
     return frozenset(found)
 
@@ -278,10 +353,12 @@ def _relevant(e: Expr) -> bool:
 _WORDY = re.compile(r"(?<![A-Za-z_])(?!min\b|max\b|sum\b|log\b|exp\b)[A-Za-z]{2,}(?![A-Za-z_(])")
 
 
-def _chunks(part: str) -> list[str]:
-    """A part between relation signs, cut at prose words and at top-level commas."""
+def _chunks(part: str) -> tuple[list[str], bool, bool]:
+    """A part between relation signs, cut at prose words and at top-level commas: (chunks, whether prose
+    comes before the first chunk, whether prose comes after the last one)."""
     out, depth, start = [], 0, 0
     marks = {m.start(): m.end() for m in _WORDY.finditer(part)}
+    cuts = []                               # (position, is prose)
     i = 0
     while i < len(part):
         ch = part[i]
@@ -291,15 +368,24 @@ def _chunks(part: str) -> list[str]:
             depth = max(0, depth - 1)
         if depth == 0 and (ch == "," or i in marks):
             out.append(part[start:i])
+            cuts.append((len(out), i in marks))
             i = marks.get(i, i + 1)
             start = i
             continue
         i += 1
     out.append(part[start:])
-    return [c.strip(" ,.;:") for c in out if c.strip(" ,.;:")]
+    kept = [n for n, c in enumerate(out) if c.strip(" ,.;:")]
+    if not kept:
+        return [], bool(marks), bool(marks)
+    lead = any(prose and n <= kept[0] for n, prose in cuts)
+    tail = any(prose and n > kept[-1] for n, prose in cuts)
+    chunks = [out[n].strip(" ,.;:") for n in kept]
+    return [c.rstrip("( ") if c.count("(") > c.count(")") else c for c in chunks], lead, tail
 
 
 def _expr(chunk: str) -> Expr | None:
+    if chunk.count("(") > chunk.count(")"):
+        chunk = chunk.rstrip("( ")              # a run cut by prose right after an opening parenthesis
     if len(chunk) > _MAX_SIDE or chunk.count("(") != chunk.count(")") or not re.search(r"[A-Za-z0-9]", chunk):
         return None
     try:
@@ -308,26 +394,58 @@ def _expr(chunk: str) -> Expr | None:
         return None
 
 
-def extract(sentence: str) -> tuple[list[Formula], list[Expr]]:
-    """(equations, standalone expressions) in one sentence of `readable` text."""
+_P_ACC = re.compile(r"(?<![A-Za-z])P_\(?(?:acc|accept(?:ed|ance)?)\)?(?![A-Za-z])")
+
+
+def prepare(sentence: str) -> str:
+    """The sentence's math in the front end's spelling: array notation, event probabilities, possessives cut."""
+    text = array_notation(sentence)
+    text = _EVENT.sub(_event, text)
+    text = _P_ACC.sub(" C ", text)
+    return _POSSESSIVE.sub("\u22a5 ", text)          # `r 的分母`: r is not a side (⊥ is not math)
+
+
+def _substitute(part: str, bindings: dict) -> str:
+    for name, value in bindings.items():
+        part = re.sub(r"(?<![\w.])" + re.escape(name) + r"(?![\w(])", "(" + value + ")", part)
+    return part
+
+
+def extract(sentence: str, bindings: dict | None = None) -> tuple[list[Formula], list[Expr]]:
+    """(equations, standalone expressions) in one sentence of `readable` text. `bindings` (name -> plain
+    math) carries the answer's definitions from sentence to sentence; definitions found here are added."""
     formulas, exprs = [], []
+    bindings = {} if bindings is None else bindings
+    sentence = prepare(sentence)
     conditional = bool(_CONDITIONAL.search(sentence))
     for run in _RUN.finditer(sentence):
         text = _P_OUT.sub(" O ", _P_REJECT.sub(" R ", run[0]))
-        if not re.search(r"[pqrROΣ∑]|min|max", text):
+        if not re.search(r"[pqrROAJCΣ∑]|min|max", text) and not any(n in text for n in bindings):
             continue
         parts = _RELATION.split(text)
         relations = _RELATION.findall(text)
+        defined = set()                      # relation indexes that are definitions (name = expr)
+        for n, part in enumerate(parts):
+            name = part.strip()
+            if (n < len(relations) and relations[n] == "=" and _DEFINED.fullmatch(name + "=")
+                    and name not in _NOT_BINDABLE and not (len(name) == 1 and name.isascii())):
+                value_part = _substitute(parts[n + 1], bindings)
+                rhs = _chunks(value_part)[0]
+                if rhs and _expr(rhs[0]) is not None:
+                    bindings[name] = rhs[0]
+                    defined.add(n)
+                    continue
+            parts[n] = _substitute(part, bindings)
         chunked = [_chunks(part) for part in parts]
-        for chunks in chunked:
+        for chunks, _, _ in chunked:
             for chunk in chunks:
                 e = _expr(chunk)
                 if e is not None and _relevant(e):
                     exprs.append(e)
         for n, rel in enumerate(relations):
-            left, right = chunked[n], chunked[n + 1]
-            if not left or not right or rel != "=":
-                continue
+            (left, _, left_tail), (right, right_lead, _) = chunked[n], chunked[n + 1]
+            if not left or not right or rel != "=" or n in defined or left_tail or right_lead:
+                continue                      # prose between a side and the sign: not an equation
             a, b = _expr(left[-1]), _expr(right[0])
             if a is None or b is None or not (_relevant(a) or _relevant(b)):
                 continue
@@ -345,9 +463,17 @@ def _holds(a: Expr, b: Expr, conditional: bool) -> bool | None:
     return False
 
 
+# A named quantity of the canonical side is also written out by the student: P(reject) as a sum,
+# the residual as a normalised max, the accept path as a min.
+_SPELLED = {"R": {"R", "sum", "C"}, "r": {"r", "sum"}, "A": {"A", "min"}, "J": {"J", "max", "R", "r"},
+            "C": {"C", "sum", "R"}}
+
+
 def matches(student: Expr, canonical: Expr) -> bool:
-    """Same value on every trial, and uses at least the canonical side's operations."""
-    return canonical.heads - {"O"} <= student.heads and same_value(student, canonical)
+    """Same value on every trial, and uses at least the canonical side's operations (a named quantity
+    may be spelled out)."""
+    need = canonical.heads - {"O"}
+    return all(h in student.heads or student.heads & _SPELLED.get(h, set()) for h in need) and same_value(student, canonical)
 
 
 def identity_holds(formula: Formula, canonical: Formula) -> bool:
