@@ -150,10 +150,12 @@ def read_notebook(path: Path, max_bytes: int = MAX_BYTES) -> Notebook:
         raise SubmissionError("invalid_notebook", f"笔记本含 {containers} 个 JSON 对象或数组，超过 {MAX_JSON_CONTAINERS} 的上限"
                               "（清除输出后再提交：Kernel → Restart & Clear Output）")
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        text = raw.decode("utf-8-sig")
+        del raw                                    # one copy of the file at a time, not three
+        data = json.loads(text)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise SubmissionError("invalid_notebook", f"不是合法的 JSON 笔记本：{str(exc)[:120]}") from None
-    del raw
+    del text
     if not isinstance(data, dict):
         raise SubmissionError("invalid_notebook", "不是 Jupyter 笔记本（顶层不是 JSON 对象）")
     if data.get("nbformat") != 4:

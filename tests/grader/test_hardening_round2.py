@@ -215,16 +215,6 @@ def test_a_notebook_of_millions_of_tiny_json_objects_is_refused_before_parsing(t
     assert info.value.error_id == "invalid_notebook" and "JSON" in info.value.message
 
 
-def test_an_answer_of_millions_of_lines_is_cut_before_splitting(tmp_path):
-    nb = good_notebook()
-    answer = next(c for c in nb["cells"] if c["metadata"].get("course_id") == "Q1")
-    answer["source"] = "".join(answer["source"]) + "\n\n" + "ab\n" * 4_000_000     # a 16 MB notebook
-    path = write(tmp_path / "lines.ipynb", nb)
-    report, peak = peak_traced_mb(lambda: grade.grade_one(path))
-    assert not report.errors and criterion(report, "code.main_path").points == 2
-    assert peak < 150, f"{peak:.0f} MB traced for a 12 MB answer cell"
-
-
 def test_outputs_are_not_kept_once_the_notebook_is_read(tmp_path):
     nb = good_notebook()
     exercise_cell(nb)["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "x" * 1000}]
