@@ -3,7 +3,9 @@
 A criterion lists the *claims* a full answer makes and the *misconceptions* that cap it. Each has
 evidence rules; a rule is a list of terms that must all be found, asserted, in one sentence:
 
-- a string term is a regular expression (case-insensitive, on the lower-cased sentence);
+- a string term is a regular expression (case-insensitive, on the lower-cased sentence, Traditional
+  Chinese read as Simplified); `@name` in it stands for the concept `name` of `text.concepts` (a synonym
+  class as data: every way the answers say "accept", "the real prefix", "add up" …);
 - `{value: "min(p, q)"}` is found when the sentence contains an expression with that value on random
   distributions (grader/formulas.py), written with at least the same operations;
 - a term's match counts only when it is not negated in its clause and the sentence is not a
@@ -100,6 +102,8 @@ class TextSettings:
     collusion_threshold: float
     collusion_min_chars: int
     long_answer_chars: int                     # a long answer scored low: low confidence
+    concepts: dict = field(default_factory=dict)   # concept name -> regex alternatives (`@name` in evidence patterns)
+    substantial_chars: int = 80                # asserted characters from which a 0 is not certain (low confidence)
 
 
 @dataclass(frozen=True)
@@ -153,7 +157,35 @@ def _need(data: dict, key: str, kind, where: str):
     return value
 
 
-def _rules(data: dict, where: str) -> tuple[Rule, ...]:
+_CONCEPT_REF = re.compile(r"@([a-z][a-z0-9_]*)")
+
+
+def expand(text, concepts: dict, where: str):
+    """`@name` in a pattern -> the concept's alternatives `(?:…)`; an unknown name is an error."""
+    if not isinstance(text, str):
+        return text
+
+    def one(m):
+        if m[1] not in concepts:
+            raise TextRubricError(f"{where}: unknown concept @{m[1]} (text.concepts lists {sorted(concepts)})")
+        return "(?:" + concepts[m[1]] + ")"
+    return _CONCEPT_REF.sub(one, text)
+
+
+def _concepts(data: dict, where: str) -> dict:
+    raw = data.get("concepts", {}) or {}
+    if not isinstance(raw, dict):
+        raise TextRubricError(f"{where}.concepts: expected a mapping of concept name -> list of regular expressions")
+    out = {}
+    for name, items in raw.items():
+        if not isinstance(name, str) or not _CONCEPT_REF.fullmatch("@" + name):
+            raise TextRubricError(f"{where}.concepts: bad concept name {name!r}")
+        out[name] = _alternatives(items, f"{where}.concepts.{name}").pattern
+    return out
+
+
+def _rules(data: dict, where: str, concepts: dict | None = None) -> tuple[Rule, ...]:
+    concepts = concepts or {}
     rules = []
     items = data.get("evidence", [])
     if not isinstance(items, list):
@@ -173,9 +205,9 @@ def _rules(data: dict, where: str) -> tuple[Rule, ...]:
                     raise TextRubricError(f"{at}.value: the formula front end cannot parse {term['value']!r}") from None
                 terms.append(Term(value=term["value"]))
             elif isinstance(term, dict) and set(term) == {"raw"}:
-                terms.append(Term(pattern=_regex(term["raw"], f"{at}.raw"), raw=True))
+                terms.append(Term(pattern=_regex(expand(term["raw"], concepts, at), f"{at}.raw"), raw=True))
             else:
-                terms.append(Term(pattern=_regex(term, at)))
+                terms.append(Term(pattern=_regex(expand(term, concepts, at), at)))
         rules.append(Rule(tuple(terms)))
     return tuple(rules)
 
@@ -214,7 +246,8 @@ def parse_settings(data: dict, where: str = "text") -> TextSettings:
     return TextSettings(scope, num("min_sentences"), num("copy_ngram"), float(num("copy_threshold", float)),
                         float(num("copy_review", float)), float(num("copy_certain", float)),
                         float(num("paraphrase_threshold", float)), num("pasted_ngram"), num("copy_min_chars"),
-                        float(num("collusion_threshold", float)), num("collusion_min_chars"), num("long_answer_chars"))
+                        float(num("collusion_threshold", float)), num("collusion_min_chars"), num("long_answer_chars"),
+                        _concepts(data, where), int(data.get("substantial_chars", 80)))
 
 
 def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCriterion:
@@ -224,7 +257,7 @@ def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCrite
         at = f"{where}.claims[{n}]"
         pos, neg = _examples(item, at)
         claims.append(Claim(_need(item, "id", str, at), _need(item, "label", str, at), _need(item, "ask", str, at),
-                            _rules(item, at), _formulas(item, at, True), pos, neg))
+                            _rules(item, at, settings.concepts), _formulas(item, at, True), pos, neg))
         if not claims[-1].rules and not claims[-1].formulas:
             raise TextRubricError(f"{at}: a claim needs evidence rules or formulas")
     for n, item in enumerate(data.get("misconceptions", [])):
@@ -233,7 +266,8 @@ def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCrite
         cap = _need(item, "cap", int, at)
         if not 0 <= cap < points:
             raise TextRubricError(f"{at}.cap: must be between 0 and {points - 1}")
-        mis.append(Misconception(_need(item, "id", str, at), _need(item, "label", str, at), cap, _rules(item, at),
+        mis.append(Misconception(_need(item, "id", str, at), _need(item, "label", str, at), cap,
+                                 _rules(item, at, settings.concepts),
                                  _formulas(item, at, False), pos, neg))
     attach = data.get("attach", {})
     for n, item in enumerate(attach.get("lines", []) if isinstance(attach, dict) else []):

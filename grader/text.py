@@ -194,6 +194,9 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
     if (not reasons and criterion.prose and points < criterion.points and n_chars >= settings.long_answer_chars
             and level_gap <= 1):
         reasons.append("答案较长但只差一个论断未被识别，可能是表述方式不同")
+    if (not reasons and criterion.prose and points == 0 and n_chars >= settings.substantial_chars
+            and not {"copy", "pasted"} & set(flags)):
+        reasons.append("答案有相当多的论述却得 0 分：可能是没有识别出的表述方式")
     confidence = "low" if reasons else "high"
 
     # Feedback (student-safe) and evidence (instructor-only).
