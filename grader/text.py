@@ -191,8 +191,8 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         reasons.append("像关键词罗列：论断没有写成句子")
     if "swapped" in flags:
         reasons.append("两行与对象的对应可能颠倒")
-    if (not reasons and criterion.prose and points < criterion.points and n_chars >= settings.long_answer_chars
-            and level_gap <= 1):
+    if (not reasons and not flags and criterion.prose and points < criterion.points
+            and n_chars >= settings.long_answer_chars and level_gap <= 1):
         reasons.append("答案较长但只差一个论断未被识别，可能是表述方式不同")
     if (not reasons and criterion.prose and points == 0 and n_chars >= settings.substantial_chars
             and not {"copy", "pasted"} & set(flags)):
