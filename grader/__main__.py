@@ -23,7 +23,10 @@ def main() -> int:
     missing = missing_packages()
     if missing:
         if VENV_PYTHON.is_file() and Path(sys.prefix).resolve() != VENV_PYTHON.parents[1].resolve():
-            os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), "-m", "grader", *sys.argv[1:]])
+            # Keep the isolation the caller asked for: under -I (CI grading) the working directory must
+            # not reach sys.path in the re-run either, or a submission's yaml.py would be imported.
+            flags = ["-I"] if sys.flags.isolated else (["-P"] if getattr(sys.flags, "safe_path", False) else [])
+            os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), *flags, "-m", "grader", *sys.argv[1:]])
         print(f"error: the Python package(s) {', '.join(missing)} are missing from {sys.executable}; "
               "run `make setup` and use .venv/bin/python (see README)", file=sys.stderr)
         return 2

@@ -32,7 +32,7 @@ from .vetoes import VetoHit
 @dataclass(frozen=True)
 class ReportError:
     id: str          # invalid_notebook, missing_metadata, missing_cell, unknown_lesson, rubric, integrity,
-    message: str     # forbidden, timeout, memory, killed, crash, internal
+    message: str     # forbidden, timeout, memory, killed, crash, internal, symlink, not_a_file
     detail: str = ""     # for the instructor: a traceback or the sandbox's own words (never shown to students)
 
     def to_dict(self) -> dict:
