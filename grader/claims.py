@@ -104,6 +104,7 @@ class TextSettings:
     long_answer_chars: int                     # a long answer scored low: low confidence
     concepts: dict = field(default_factory=dict)   # concept name -> regex alternatives (`@name` in evidence patterns)
     substantial_chars: int = 80                # asserted characters from which a 0 is not certain (low confidence)
+    aligned_copy: float = 0.85                 # share of the answer's characters aligned, in order, with the reference: a reworded copy
 
 
 @dataclass(frozen=True)
@@ -247,7 +248,8 @@ def parse_settings(data: dict, where: str = "text") -> TextSettings:
                         float(num("copy_review", float)), float(num("copy_certain", float)),
                         float(num("paraphrase_threshold", float)), num("pasted_ngram"), num("copy_min_chars"),
                         float(num("collusion_threshold", float)), num("collusion_min_chars"), num("long_answer_chars"),
-                        _concepts(data, where), int(data.get("substantial_chars", 80)))
+                        _concepts(data, where), int(data.get("substantial_chars", 80)),
+                        float(data.get("aligned_copy", 0.85)))
 
 
 def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCriterion:

@@ -75,6 +75,18 @@ def _shingles_of(text: str, n: int) -> set[tuple]:
     return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
 
 
+def aligned_share(answer: str, reference: str, block: int = 3) -> float:
+    """Share of the answer's characters (`compact`) that align, in order, with the reference in runs of at
+    least `block` characters: a copy reworded with synonyms keeps its order and most of its characters."""
+    import difflib
+
+    a, b = compact(answer), compact(reference)
+    if not a or not b:
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return sum(m.size for m in matcher.get_matching_blocks() if m.size >= block) / len(a)
+
+
 def _feedback_markers(feedback: dict) -> list[str]:
     """The literal openings of the feedback templates (「缺少：」 of 「缺少：{labels}。」): self-check output pasted back."""
     out = []
@@ -158,7 +170,9 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
     if check_copy and reference and len(compact(reference)) >= settings.copy_min_chars:
         share = copy_share(answer, reference, settings.copy_ngram)
         close, n_sent = paraphrase_share(answer, reference)
-        if share >= settings.copy_threshold or (n_sent >= 3 and close >= settings.paraphrase_threshold):
+        aligned = aligned_share(answer, reference) if len(compact(answer)) >= settings.copy_min_chars else 0.0
+        if (share >= settings.copy_threshold or (n_sent >= 3 and close >= settings.paraphrase_threshold)
+                or aligned >= settings.aligned_copy):
             flags.append("copy")
     pasted = copy_share(answer, _rubric_text(criterion, feedback), settings.pasted_ngram)
     if pasted >= settings.copy_threshold or any(m in clean(answer) for m in _feedback_markers(feedback)):
