@@ -127,7 +127,7 @@ def test_check_on_the_untouched_exercise():
     assert run.returncode == 1
     out = run.stdout
     assert "公开检查" in out and "assert abs(alpha - 0.5) < 1e-12" in out
-    assert "隐藏检查：评分时还会运行 10 组隐藏检查" in out and "总分 0/10" in out
+    assert "隐藏检查：评分时还会运行 13 组隐藏检查" in out and "总分 0/10" in out   # 10 for the seed exercise, 3 for the challenge
 
 
 def test_check_on_a_good_notebook_hides_hidden_inputs():

@@ -24,8 +24,9 @@ def test_reference_answers_get_full_marks_when_graded_as_the_reference():
 
 
 def test_solution_graded_as_a_submission_is_a_copy():
+    """The reference answers handed in as one's own are copies: no argument of the student's, 0 points."""
     report = grade_one(SOLUTION)
-    assert [points(report)[q] for q in ("Q1", "Q2", "Q3")] == [1, 1, 1] and report.needs_review
+    assert [points(report)[q] for q in ("code.source_map", "Q1", "Q2", "Q3")] == [0, 0, 0, 0] and not report.passed
 
 
 def test_untouched_exercise_scores_zero_without_crashing():
