@@ -17,6 +17,7 @@ parsing, a side is rewritten into a small, whitelisted language:
   `P(拒绝且输出 y)` / `P(reject and y)` -> `J` (= P(reject)·r), `P(接受)` -> `C` (= Σ min(p, q));
 - definitions: `name = expr` (a word, a snake_case name or a Greek letter on its own left of `=`) binds
   the name for the rest of the answer (`accept = q * np.minimum(1, p / q)`, `β = Σ_x min(p, q)`);
+- an arrow between two sides (`q·min(1, p/q) → min(p, q)`) is an equation when it holds, never a false one;
 - a side that prose continues (`= r 的分母`, `= the denominator of r`) is not a side: no equation.
 
 Only these names, single letters and numbers may remain (anything else is "unparseable", never
@@ -34,8 +35,8 @@ from functools import lru_cache
 import numpy as np
 
 _GREEK = "αβγδεθλμνπρστφχψω"
-_RUN = re.compile(r"[A-Za-z0-9_()\[\]+\-*/·×=<>≤≥≠≈,.'|Σ∑ " + _GREEK + "]+")
-_RELATION = re.compile(r"≤|≥|≠|≈|<=|>=|!=|=|<|>")
+_RUN = re.compile(r"[A-Za-z0-9_()\[\]+\-*/·×=<>≤≥≠≈→⇒,.'|Σ∑ " + _GREEK + "]+")
+_RELATION = re.compile(r"≤|≥|≠|≈|<=|>=|!=|=|<|>|→|⇒")
 _KNOWN = {"p", "q", "r", "R", "O", "A", "J", "C"}
 _HEADS = {"Min": "min", "Max": "max", "S": "sum"}
 _MAX_SIDE = 160
@@ -444,12 +445,17 @@ def extract(sentence: str, bindings: dict | None = None) -> tuple[list[Formula],
                     exprs.append(e)
         for n, rel in enumerate(relations):
             (left, _, left_tail), (right, right_lead, _) = chunked[n], chunked[n + 1]
-            if not left or not right or rel != "=" or n in defined or left_tail or right_lead:
+            if not left or not right or rel not in "=→⇒" or n in defined or left_tail or right_lead:
                 continue                      # prose between a side and the sign: not an equation
             a, b = _expr(left[-1]), _expr(right[0])
             if a is None or b is None or not (_relevant(a) or _relevant(b)):
                 continue
-            formulas.append(Formula(f"{a.text} = {b.text}", (a, b), _holds(a, b, conditional or len(set(relations)) > 1)))
+            if rel != "=":                    # an arrow ("gives"): counts when true, never reported false
+                if same_value(a, b):
+                    formulas.append(Formula(f"{a.text} = {b.text}", (a, b), True))
+                continue
+            formulas.append(Formula(f"{a.text} = {b.text}", (a, b),
+                                    _holds(a, b, conditional or len(set(relations) - {"→", "⇒"}) > 1)))
     return formulas, exprs
 
 

@@ -5,7 +5,7 @@ at a full stop followed by a space; a sentence into clauses at ，,、：: outsi
 commas in `min(p, q)` do not split). Rules match the lower-cased sentence.
 
 - A clause *asserts* when it has a predicate: one of the rubric's predicate words, or a relation
-  sign (= ≤ ≥ < > ≠ ∝) between two terms. A noun list has neither.
+  sign (= ≤ ≥ < > ≠ ∝ ≈, or an arrow → ⇒ read as "gives") between two terms. A noun list has neither.
 - A match is *negated* when a negation cue (不…, 没有, 无需, 并非, not, no, never, without, n't …)
   occurs in its clause before the end of the match, with no scope breaker (时, 的话, 之后, if, when …)
   between the cue and the match. Compounds that are not negations of the claim (不同, 不再, 不等于,
@@ -27,7 +27,7 @@ _CLAUSE_MARKS = "，,、：:"
 _ANY_PUNCT = re.compile(r"[。！？!?；;，,、：:.]")
 _CJK_SPACE = re.compile(r"(?<=[\u3400-\u9fff]) +(?=[\u3400-\u9fff])")
 _UNPUNCTUATED_CHARS = 40
-_RELATION = re.compile(r"[\w)\]|]\s*(=|≤|≥|<|>|≠|∝|≈)\s*[\w(\[|Σ∑-]")
+_RELATION = re.compile(r"[\w)\]|]\s*(=|≤|≥|<|>|≠|∝|≈|→|⇒)\s*[\w(\[|Σ∑-]")
 
 
 @dataclass(frozen=True)
