@@ -71,6 +71,8 @@ class Outcome:
             return f"返回值不是纯数字/字符串/列表/字典（{self.bad}）"
         if self.error == "Timeout":
             return "单次调用超时"
+        if self.error == "Skipped":
+            return "没有运行（整次运行的时间预算已经用完：前面的调用太慢）"
         return f"抛出 {self.error}"
 
 

@@ -243,10 +243,12 @@ class Job:
     exercise: ExerciseContext
     statements: tuple
     call_timeout_s: float
+    run_budget_s: float = 1e9      # calls after this much time are skipped (under the wall-clock limit)
 
     def to_bytes(self) -> bytes:
         ex = self.exercise
         head = {"protocol": sandbox.PROTOCOL, "function": ex.exercise.function, "call_timeout_s": self.call_timeout_s,
+                "run_budget_s": self.run_budget_s,
                 "imports": list(ex.exercise.imports), "path": list(ex.search_path),
                 "statements": [{"line": s.line, "source": s.source, "kind": s.kind} for s in self.statements]}
         # The calls were serialized once per process (they reach megabytes for large vocabularies).
@@ -278,9 +280,11 @@ def run_code(ctx: Context, ex: ExerciseContext, submitted: str, options: Options
             check_fill(fill)
     except IntegrityError as exc:
         return CodeRun(not_run(ex, "填写含不允许的写法"), f"{feedback['forbidden']} {exc}", [ReportError("forbidden", str(exc))])
-    job = Job(ex, tuple(statements(fill_template(ex.template, fills))), rubric.sandbox.call_timeout_s)
     limits = sandbox.Limits(timeout_s=options.timeout_s or rubric.sandbox.timeout_s,
                             call_timeout_s=rubric.sandbox.call_timeout_s, memory_mb=rubric.sandbox.memory_mb)
+    # Leave time for the slowest call and for sending the results back before the wall clock.
+    budget = max(0.5, limits.timeout_s * 0.75 - limits.call_timeout_s)
+    job = Job(ex, tuple(statements(fill_template(ex.template, fills))), rubric.sandbox.call_timeout_s, budget)
     result = sandbox.run(job.to_bytes(), limits)
     if result.status != "ok":
         message = messages.SANDBOX.get(result.status, messages.SANDBOX["crash"]).format(

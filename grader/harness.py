@@ -6,7 +6,8 @@ so it imports nothing from the project and not even site-packages are on the pat
 1. set its own resource limits (address space, CPU seconds, no file writes, few descriptors, no
    core files) before it reads any untrusted input;
 2. read the whole job from stdin: `{"protocol": 2, "statements": [{"line", "source", "kind"}],
-   "function", "calls": [[arg, ...], ...], "call_timeout_s", "imports": [name, ...], "path": [dir, ...]}`;
+   "function", "calls": [[arg, ...], ...], "call_timeout_s", "run_budget_s", "imports": [name, ...],
+   "path": [dir, ...]}` (`run_budget_s`: once the calls have taken this long, the rest are skipped);
    arguments and return values use the typed values of `grader/wire.py` (protocol 2: lists, tagged
    tuples and dicts, and `{"$": "ratio", ...}` for a list of floats k / d); the modules named in
    `imports` (declared by the rubric, e.g. `math`) are imported now, before any limit on imports,
@@ -29,6 +30,7 @@ import os
 import resource
 import signal
 import sys
+import time
 
 PROTOCOL = 2
 MAX_ITEMS = 200_000          # longest list accepted in a return value
@@ -226,6 +228,10 @@ def run(job, guard, modules):
         padded = "\n" * (int(item["line"]) - 1) + item["source"]
         statements.append(compile(padded, "<exercise>", "exec", dont_inherit=True))
     budget = float(job.get("call_timeout_s", 2.0))
+    # The whole run's budget for calls: once spent, the remaining calls are reported as skipped
+    # (a failed outcome), so a slow wrong fill fails its checks instead of running into the wall clock.
+    run_budget = float(job.get("run_budget_s", 1e9))
+    started = time.monotonic()
     safe_builtins = dict(builtins.__dict__)
     for name in ("open", "exec", "eval", "compile", "__import__", "breakpoint", "input", "help",
                  "globals", "locals", "vars", "getattr", "setattr", "delattr", "exit", "quit"):
@@ -251,6 +257,10 @@ def run(job, guard, modules):
     fn = namespace.get(job["function"])
     calls = []
     for args in job["calls"]:
+        if time.monotonic() - started > run_budget:
+            calls.append({"ok": False, "error": {"type": "Skipped", "line": None,
+                                                 "message": "not run: the run's time budget was spent"}})
+            continue
         if type(fn) is not _FunctionType:
             calls.append({"ok": False, "error": {"type": "NameError", "line": None,
                                                  "message": f"{job['function']} is not a function"}})

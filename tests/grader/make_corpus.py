@@ -156,7 +156,9 @@ def corpus() -> dict:
     # Hostile: must not hang, crash or fool the grader.
     hostile = {"passed": False, "score": 7, "vetoes": []}
     add("hostile_infinite_generator", notebook(filled("next(x for x in iter(int, 1) if x)", "max(p - q, 0.0)"), good), **hostile,
-        errors=["timeout"], description="a Python-level infinite loop in every call")
+        errors=[], lost=["code.main_path", "code.boundary"],
+        description="a Python-level infinite loop in every call: each call hits its alarm, then the run's time budget "
+                    "is spent and the remaining calls are skipped; the checks fail, the batch goes on")
     add("hostile_infinite_c_loop", notebook(filled("sum(iter(int, 1))", "max(p - q, 0.0)"), good), **hostile,
         errors=["timeout"], description="an infinite loop inside C code (no signal checks)")
     add("hostile_memory_bomb", notebook(filled("len([0] * 10**10) and 1.0", "max(p - q, 0.0)"), good), **hostile,
@@ -188,14 +190,14 @@ def corpus() -> dict:
         description="the answer cells were deleted")
 
     # Free text: empty, keyword lists, copies, partial answers, vetoes.
-    add("text_empty_answers", notebook(filled(*SOLUTION), None), passed=False, score=3, errors=[], vetoes=[], needs_review=True,
-        description="correct code, answers left as the placeholder")
-    add("text_keyword_lists", notebook(filled(*SOLUTION), KEYWORDS), passed=False, score=7, errors=[], vetoes=[],
-        needs_review=True, description="bare keyword lists: no full credit, needs review")
+    add("text_empty_answers", notebook(filled(*SOLUTION), None), passed=False, score=3, errors=[], vetoes=[],
+        needs_review=False, description="correct code, answers left as the placeholder: 0 with certainty")
+    add("text_keyword_lists", notebook(filled(*SOLUTION), KEYWORDS), passed=False, score=3, errors=[], vetoes=[],
+        description="bare keyword lists assert nothing: 0 on every text criterion (GUIDE.md)")
     lesson = load_lesson(LESSON)
     references = {c.course_id: c.source for c in lesson.find("reference")}
-    add("text_copied_reference", notebook(filled(*SOLUTION), references), passed=False, score=7, errors=[], vetoes=[],
-        needs_review=True, description="the reference answers copied verbatim")
+    add("text_copied_reference", notebook(filled(*SOLUTION), references), passed=False, score=3, errors=[], vetoes=[],
+        description="the reference answers copied verbatim: no argument of the student's, 0 (GUIDE.md)")
     add("text_partial", notebook(filled(*SOLUTION), PARTIAL), passed=False, score=6, errors=[], vetoes=[], needs_review=False,
         description="answers with some of the required points")
     for veto_id, (question, sentence) in VETO_SENTENCES.items():

@@ -163,3 +163,12 @@ def test_oversized_result_is_a_crash(monkeypatch, tmp_path):
 ])
 def test_validate_rejects_malformed_results(payload, problem):
     assert problem in sandbox.validate(payload)
+
+
+def test_calls_after_the_run_budget_are_skipped_not_a_wall_clock_timeout():
+    limits = sandbox.Limits(timeout_s=5, call_timeout_s=0.3, memory_mb=256)
+    result = run("def f(x):\n    while True:\n        pass", calls=[[1.0]] * 8, limits=limits, run_budget_s=0.5)
+    assert result.status == "ok"
+    kinds = [c["error"]["type"] for c in result.payload["calls"]]
+    assert kinds[0] == "Timeout" and kinds[-1] == "Skipped" and set(kinds) == {"Timeout", "Skipped"}
+    assert kinds.count("Timeout") <= 3
