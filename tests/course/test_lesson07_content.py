@@ -160,10 +160,13 @@ def test_questions_and_answers():
 
 
 def test_rubric_is_rendered_from_the_grader_data():
-    cells = [c for c in LESSON.cells if c.kind == "code" and "RUBRIC[\"criteria\"]" in c.code]
+    cells = [c for c in LESSON.cells if c.kind == "code" and "| 编号 | 项目 |" in c.code]
     assert len(cells) == 1
     assert "Markdown(" in cells[0].code and cells[0].options.get("code-fold") is True
     assert "lesson07.rubric.yml" in TEXT
+    # The pass requirements are the rubric's pass rule, rendered, not restated by hand (issue 12 item 12).
+    (rule,) = [c for c in LESSON.cells if c.kind == "code" and "PASS_RULE" in c.code]
+    assert 'RUBRIC.get("pass"' in rule.code and "Markdown(" in rule.code
 
 
 def test_figure_is_drawn_by_a_cell_with_a_literal_7x_caption():
