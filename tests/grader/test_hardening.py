@@ -3,10 +3,10 @@ import json
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
+from guards import finishes_within
 
 from grader import grade
 from grader.build import ROOT
@@ -29,16 +29,6 @@ def edited(tmp_path, name, change):
 def answer_cell(nb, course_id):
     return next(c for c in nb["cells"] if c["metadata"].get("course_role") == "answer"
                 and c["metadata"].get("course_id") == course_id)
-
-
-def finishes_within(seconds, fn):
-    """A hang guard, not a timing test: the attacks below took minutes to hours before the fix."""
-    result = {}
-    worker = threading.Thread(target=lambda: result.setdefault("value", fn()), daemon=True)
-    worker.start()
-    worker.join(seconds)
-    assert not worker.is_alive(), f"still running after {seconds} s"
-    return result["value"]
 
 
 def test_the_notebook_cannot_choose_its_lesson_files(tmp_path):

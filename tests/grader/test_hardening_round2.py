@@ -3,11 +3,10 @@ or cost gigabytes. Items 1 and 8 (CI grading) are in test_ci_grading.py; 5 and 7
 are with the reports' tests."""
 import json
 import os
-import shutil
-import threading
 import tracemalloc
 
 import pytest
+from guards import finishes_within
 
 from answers import GOOD
 from make_corpus import SOLUTION, filled, notebook
@@ -34,16 +33,6 @@ def good_notebook(accept=SOLUTION[0], residual=SOLUTION[1]):
 
 def exercise_cell(nb):
     return next(c for c in nb["cells"] if c["metadata"].get("course_role") == "exercise")
-
-
-def finishes_within(seconds, fn):
-    """A hang guard, not a timing test: the attacks below took minutes, or forever, before the fix."""
-    result = {}
-    worker = threading.Thread(target=lambda: result.setdefault("value", fn()), daemon=True)
-    worker.start()
-    worker.join(seconds)
-    assert not worker.is_alive(), f"still running after {seconds} s"
-    return result["value"]
 
 
 def peak_traced_mb(fn):
