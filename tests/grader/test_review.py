@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from grader.build import ROOT
-from grader.overrides import load_overrides, resolve
+from grader.overrides import load_overrides
 from grader.review import grouping
 from grader.review.apply import apply
 from grader.review.page import embed_json, render
