@@ -51,8 +51,11 @@ import math
 
 import torch
 
+from specdec import workspace as _ws
+
 __all__ = [
     "request_keys", "accept_uniforms", "noise_keys", "exponential_noise", "exponential_from_bits",
+    "noise_block_", "log_noise_block_",
     "hash32", "check_positions", "draft_sample", "tail_bias", "accept_bias",
     "VERIFIER_STREAM", "DRAFTER_STREAM", "MAX_POSITION",
 ]
@@ -232,34 +235,74 @@ def _exponential_from_i32_(v: torch.Tensor) -> torch.Tensor:
     return v.neg_().log1p_().neg_()
 
 
-def exponential_noise(keys: torch.Tensor, vocab: int, *, block_elements: int = 1 << 16) -> torch.Tensor:
+def exponential_noise(keys: torch.Tensor, vocab: int, *, block_elements: int = 1 << 18) -> torch.Tensor:
     """Exp(1) noise E_t(y), float32 [n, V], for rows with noise keys [n]; finite and > 0."""
     keys = keys.to(torch.int64)
     out = torch.empty(keys.numel(), vocab, dtype=torch.float32, device=keys.device)  # [n, V]
     rows = max(1, block_elements // max(vocab, 1))
-    scratch: dict = {}
     for start in range(0, keys.numel(), rows):
         stop = min(start + rows, keys.numel())
-        noise_block_(keys[start:stop], out[start:stop], scratch=scratch)
+        noise_block_(keys[start:stop], out[start:stop])
     return out
 
 
 def noise_block_(keys: torch.Tensor, out: torch.Tensor, *, scratch: dict | None = None) -> torch.Tensor:
-    """Fill out [r, V] (float32) with the noise of the r rows keyed keys [r]; returns out.
+    """Fill out [r, V] (float32, contiguous) with the noise E of the r rows keyed keys [r]; returns out.
 
-    E(y) = exponential_from_bits(lowbias32(N ^ y)), computed with int32 tensors.
+    E(y) = exponential_from_bits(lowbias32(N ^ y)), bit for bit (`log_noise_block_`, negated).
+    `scratch` is accepted for backward compatibility and unused (see `specdec.workspace`).
+    """
+    return log_noise_block_(keys, out).neg_()
+
+
+def log_noise_block_(keys: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """Fill out [r, V] (float32, contiguous) with -E, the negated noise of rows keyed keys [r].
+
+    The race needs only w / E's order, and w / (-E) = -(w / E) exactly, so the sampler races on
+    -E = log1p(-v) (argmin) and saves the final negation. Per element: 12 integer passes (the
+    hash; a logical shift costs an arithmetic shift and a mask, as torch has no uint32 shift)
+    and 6 float passes, all on this thread's reused buffers (`specdec.workspace`): no allocation.
+    Bit for bit what `exponential_from_bits` gives, negated: v = (x + 1/2) 2**-32 is formed as
+    one fused x * (-2**-32) + (-2**-33) (x * 2**-32 is exact, so the single rounding is the
+    same), the unsigned fix subtracts 1 where -v > 0, and the cap is a clamp at -(1 - 2**-24).
     """
     r, V = out.shape
     device = out.device
-    scratch = scratch if scratch is not None else {}
-    y = scratch.get("y")
-    if y is None or y.numel() != V or y.device != device:
-        y = scratch["y"] = torch.arange(V, dtype=torch.int32, device=device)
-    k32 = torch.where(keys >= 2**31, keys - 2**32, keys).to(torch.int32)  # [r] as int32 bit patterns
-    x = torch.bitwise_xor(k32[:, None], y[None, :])  # [r, V] int32
-    _lowbias32_i32_(x, torch.empty_like(x))
-    out.copy_(x)  # int32 -> float32, round to nearest
-    return _exponential_from_i32_(out)
+    x = _ws.buffer("rng.bits", (r, V), torch.int32, device)
+    tmp = _ws.buffer("rng.tmp", (r, V), torch.int32, device)
+    negative = _ws.buffer("rng.negative", (r, V), torch.bool, device)
+    torch.bitwise_xor(_as_int32(keys)[:, None], _vocab_ids(V, device)[None, :], out=x)  # [r, V]
+    _lowbias32_i32_(x, tmp)
+    return _log_exponential_from_i32_(x, out, negative)
+
+
+def _as_int32(keys: torch.Tensor) -> torch.Tensor:
+    """uint32 values held in int64 -> the same bit patterns as int32."""
+    keys = keys.to(torch.int64)
+    return torch.where(keys >= 2**31, keys - 2**32, keys).to(torch.int32)
+
+
+_VOCAB_IDS: dict = {}
+
+
+def _vocab_ids(V: int, device: torch.device) -> torch.Tensor:
+    """arange(V) as int32 on device, cached (the longest so far, sliced)."""
+    ids = _VOCAB_IDS.get(device)
+    if ids is None or ids.numel() < V:
+        ids = _VOCAB_IDS[device] = torch.arange(V, dtype=torch.int32, device=device)
+    return ids[:V]
+
+
+_MINUS_HALF_STEP = torch.tensor(-2.0**-33, dtype=torch.float32)  # CPU scalar tensor, usable on any device
+
+
+def _log_exponential_from_i32_(x: torch.Tensor, out: torch.Tensor, negative: torch.Tensor) -> torch.Tensor:
+    """out <- log1p(-v) = -E for int32 bit patterns x (v as in `exponential_from_bits`)."""
+    torch.add(_MINUS_HALF_STEP, x, alpha=-2.0**-32, out=out)  # -(float32(x) + 1/2) 2**-32, one rounding
+    torch.gt(out, 0, out=negative)  # x < 0: the bits read unsigned are x + 2**32, so -v = that - 1
+    out.add_(negative, alpha=-1)
+    out.clamp_(min=-U_MAX)  # v never 1: E at most -log(2**-24) = 16.6
+    return out.log1p_()
 
 
 # --------------------------------------------------------------------------------------------

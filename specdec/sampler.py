@@ -30,11 +30,12 @@ is read once from memory, the noise never is (it is generated per block).
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 import torch
 
 from specdec import rng as _rng
+from specdec import workspace as _ws
 
 __all__ = ["rejection_sample", "sum_tolerance", "SUM_TOLERANCE"]
 
@@ -43,7 +44,8 @@ SUM_TOLERANCE = 1e-3
 
 _FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _INT_DTYPES = (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)
-_ROW_BLOCK_ELEMENTS = 1 << 18  # torch backend: rows per block so that a block's temporaries stay in cache
+_ROW_BLOCK_ELEMENTS = 1 << 20  # torch backend: rows per block = this // V (fewer, larger torch ops)
+_MIN_CHUNK = 256  # entries per chunk of `_first_min`'s vectorised minimum
 
 
 def sum_tolerance(dtype: torch.dtype, vocab: int) -> float:
@@ -194,45 +196,119 @@ def _check_randoms(uniforms, noise, N, B, V, device, check_values):
 # --------------------------------------------------------------------------------------------
 
 
-def _race_blocks(target_probs, draft_probs, x, p_row, q_row, has_residual, noise_rows, validate):
-    """Exponential race over one row per request, in blocks of rows that stay in cache.
+class SeededNoise(NamedTuple):
+    """The counter-based noise source of the torch backend: request keys [B, 2] and positions [B]."""
+
+    keys: torch.Tensor
+    positions: torch.Tensor
+
+
+def _log_noise_source(noise, n_acc: torch.Tensor) -> Callable:
+    """(rows [r], out [r, V]) -> fills out with -E, the negated Exp(1) noise of requests `rows`.
+
+    noise: explicit E [B, V] (tests), or `SeededNoise` (drawn at position positions + n_acc).
+    """
+    if isinstance(noise, SeededNoise):
+        keys = _rng.noise_keys(noise.keys, noise.positions + n_acc)  # [B], once per call
+
+        def log_noise(rows, out):
+            _rng.log_noise_block_(keys[rows], out)
+    else:
+        explicit = noise.to(torch.float32)
+
+        def log_noise(rows, out):
+            torch.index_select(explicit, 0, rows, out=out).neg_()
+    return log_noise
+
+
+def _gather_rows(src: torch.Tensor, rows: torch.Tensor, name: str) -> torch.Tensor:
+    """src[rows] as float32 [r, V], in this thread's buffer `name` (no allocation for float32 src)."""
+    out = _ws.buffer(name, (rows.numel(), src.shape[1]), torch.float32, src.device)
+    if src.dtype == torch.float32:
+        return torch.index_select(src, 0, rows, out=out)
+    stage = _ws.buffer(name + ".stage", tuple(out.shape), src.dtype, src.device)
+    return out.copy_(torch.index_select(src, 0, rows, out=stage))
+
+
+def _first_min(score: torch.Tensor, chunk: int = _MIN_CHUNK) -> tuple[torch.Tensor, torch.Tensor]:
+    """(min, first index of the min) along dim 1 of a contiguous score [r, V]: argmin's answer.
+
+    torch's min(dim=1) and argmin visit a row one element at a time (~10x the cost of amin on
+    this CPU); this takes the vectorised amin of chunks of `chunk` entries, the first chunk that
+    holds the row's minimum, and the first index of the minimum inside that chunk.
+    """
+    r, V = score.shape
+    C = min(chunk, V)
+    main = V - V % C
+    mins = score[:, :main].unflatten(1, (main // C, C)).amin(dim=2)  # [r, main / C]
+    if main < V:
+        mins = torch.cat([mins, score[:, main:].amin(dim=1, keepdim=True)], dim=1)
+    best, c = mins.min(dim=1)  # the first chunk holding the minimum
+    cols = (c[:, None] * C + torch.arange(C, device=score.device)).clamp_(max=V - 1)  # [r, C]
+    local = score.gather(1, cols).argmin(dim=1, keepdim=True)  # a short last chunk repeats V - 1: later
+    return best, cols.gather(1, local)[:, 0]
+
+
+def _race(target_probs, draft_probs, x_rej, p_row, q_row, has_residual, log_noise, validate):
+    """Exponential race over the one row each request samples, in blocks of R rows.
 
     p_row [B]: the target row each request samples; q_row [B]: its draft row (read only where
-    has_residual); x [B]: the rejected draft token (one-hot drafts); noise_rows(start, stop, out)
-    fills out [r, V] with the Exp(1) noise of requests start..stop. Returns (token [B] int64,
-    stats): stats = (p_sum, p_min, q_sum, q_min) [B] float32 of the rows read, when validate.
-    Traffic: each sampled row is read once from memory; everything else happens in cache.
+    has_residual); x_rej [B]: the rejected draft token (one-hot drafts); log_noise(rows, out)
+    fills out [r, V] with -E for those requests. Returns (token [B] int64, stats): stats
+    [4, B] float32 = (sum, min) of each request's target row and of its draft row (rows with a
+    residual only), when validate.
+
+    The winner is argmax w / E = argmin w / (-E) (the same quotient, negated exactly), with
+    w = p - q after a rejection (negative entries cannot win a race whose winner is positive)
+    and w = p on the bonus row; if no w / E is positive (empty residual: p <= q everywhere) the
+    race is rerun over p, as `reference.residual` does. Per block: the target rows (and the
+    draft rows) are gathered into reused buffers, the noise is generated in place, and one
+    division and one vectorised minimum decide; nothing is allocated per block.
+
+    With validate (host reads allowed anyway) the requests are grouped first: bonus rows skip
+    the draft row, and the rerun over p happens only in a block where some residual is empty.
+    Without it (the sync-free path) blocks mix both kinds: the draft rows of bonus requests are
+    masked to 0 and the rerun over p is always computed, so no value is read on the host.
     """
     B = p_row.numel()
     V = target_probs.shape[1]
     device = target_probs.device
     token = torch.empty(B, dtype=torch.int64, device=device)
-    stats = [torch.empty(B, dtype=torch.float32, device=device) for _ in range(4)] if validate else None
-    rows = max(1, _ROW_BLOCK_ELEMENTS // V)
-    noise = torch.empty(min(rows, B), V, dtype=torch.float32, device=device)
-    for start in range(0, B, rows):
-        stop = min(start + rows, B)
-        r = stop - start
-        w = target_probs.index_select(0, p_row[start:stop]).float()  # [r, V] the sampled target rows
-        p_blk = w.clone()
-        if validate:
-            torch.sum(p_blk, dim=1, out=stats[0][start:stop])
-            torch.amin(p_blk, dim=1, out=stats[1][start:stop])
-        res = has_residual[start:stop, None]  # [r, 1]
-        if draft_probs is not None:
-            q_blk = draft_probs.index_select(0, q_row[start:stop]).float()  # [r, V]
+    stats = torch.zeros(4, B, dtype=torch.float32, device=device) if validate else None
+    R = max(1, _ROW_BLOCK_ELEMENTS // V)
+    if validate:
+        groups = [(torch.nonzero(has_residual)[:, 0], True), (torch.nonzero(~has_residual)[:, 0], False)]
+    else:
+        groups = [(torch.arange(B, device=device), None)]  # None: residual and bonus rows mixed
+    for reqs, residual in groups:
+        for start in range(0, reqs.numel(), R):
+            rows = reqs[start:start + R]  # [r] request indices
+            p = _gather_rows(target_probs, p_row[rows], "sampler.p")  # [r, V]
             if validate:
-                torch.sum(q_blk, dim=1, out=stats[2][start:stop])
-                torch.amin(q_blk, dim=1, out=stats[3][start:stop])
-            w.sub_(q_blk.mul_(res))  # p - q after a rejection, p on the bonus row
-        else:  # one-hot q: max(p - q, 0) is p without the rejected draft token
-            xs = x[start:stop, None]
-            w.scatter_(1, xs, torch.where(res, 0.0, w.gather(1, xs)))
-        e = noise[:r]
-        noise_rows(start, stop, e)
-        best, tok = w.div_(e).max(dim=1)  # argmax (p - q) / E: negative entries never win a positive race
-        p_tok = p_blk.div_(e).argmax(dim=1)  # empty residual (p <= q everywhere): race over p
-        token[start:stop] = torch.where(best > 0, tok, p_tok)
+                stats[0, rows] = p.sum(dim=1)
+                stats[1, rows] = p.amin(dim=1)
+            if residual is False:
+                w = p  # bonus rows: race over p (no rerun needed)
+            elif draft_probs is not None:
+                q = _gather_rows(draft_probs, q_row[rows], "sampler.q")  # [r, V]
+                if validate:
+                    stats[2, rows] = q.sum(dim=1)
+                    stats[3, rows] = q.amin(dim=1)
+                if residual is None:
+                    q.masked_fill_(~has_residual[rows, None], 0.0)  # bonus rows: p - 0 = p
+                w = torch.sub(p, q, out=q)  # p - q (p is kept for the rerun)
+            else:  # one-hot q: max(p - q, 0) is p without the rejected draft token
+                w = _ws.buffer("sampler.q", tuple(p.shape), torch.float32, device).copy_(p)
+                xs = x_rej[rows, None]
+                kept = w.gather(1, xs) if residual is None else None
+                w.scatter_(1, xs, 0.0 if residual else torch.where(has_residual[rows, None], 0.0, kept))
+            e = _ws.buffer("sampler.log_noise", tuple(p.shape), torch.float32, device)
+            log_noise(rows, e)  # -E
+            best, tok = _first_min(w.div_(e))  # best < 0: some w / E > 0
+            if residual is not False and (residual is None or bool((best >= 0).any())):
+                _, tok_p = _first_min(p.div_(e))  # empty residual: race over p
+                tok = torch.where(best < 0, tok, tok_p)
+            token[rows] = tok
     return token, stats
 
 
@@ -244,7 +320,7 @@ def _rejection_sample_torch(
     cu: torch.Tensor,  # [B + 1] exclusive prefix sum of num_draft_tokens
     K: int,  # max_i k_i (or the caller's bound on it)
     uniforms: torch.Tensor,  # [N] in [0, 1)
-    noise_rows: Callable,  # (start, stop, n_acc, out [r, V]) -> None: Exp(1) noise of those requests
+    noise,  # explicit Exp(1) noise [B, V], or SeededNoise(keys [B, 2], positions [B])
     validate: bool,
     tol: float,
 ):
@@ -283,8 +359,8 @@ def _rejection_sample_torch(
     p_row = cu[:-1] + arange_b + n_acc  # [B] the target row each request samples
     q_row = (cu[:-1] + n_acc).clamp(max=max(N - 1, 0))  # [B] its draft row (after a rejection)
     x_rej = x[q_row] if N else torch.zeros(B, dtype=torch.int64, device=device)  # [B]
-    token, stats = _race_blocks(target_probs, draft_probs if N else None, x_rej, p_row, q_row, has_residual,
-                                lambda start, stop, out: noise_rows(start, stop, n_acc[start:stop], out), validate)
+    token, stats = _race(target_probs, draft_probs if N else None, x_rej, p_row, q_row, has_residual,
+                         _log_noise_source(noise, n_acc), validate)
     if validate:
         _check_row_stats("target_probs", p_row, stats[0], stats[1], torch.ones_like(has_residual), tol)
         if draft_probs is not None and N:
@@ -421,17 +497,12 @@ def rejection_sample(
         )
 
     if explicit:
-        def noise_rows(start, stop, n_acc, out):
-            out.copy_(noise[start:stop])
+        source = noise
     else:
         req = torch.repeat_interleave(torch.arange(B, device=device), num_draft_tokens.to(torch.int64), output_size=N)
         local = torch.arange(N, device=device) - cu[req]
         keys = _rng.request_keys(seeds)  # [B, 2]
         uniforms = _rng.accept_uniforms(keys[req], positions[req] + local)  # [N]
-        scratch: dict = {}
-
-        def noise_rows(start, stop, n_acc, out):
-            nk = _rng.noise_keys(keys[start:stop], positions[start:stop] + n_acc)
-            _rng.noise_block_(nk, out, scratch=scratch)
+        source = SeededNoise(keys, positions)
     return _rejection_sample_torch(target_probs, draft_probs, draft_token_ids, num_draft_tokens, cu, K,
-                                   uniforms, noise_rows, validate, tol)
+                                   uniforms, source, validate, tol)
