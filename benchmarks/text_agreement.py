@@ -44,7 +44,7 @@ def grade_corpus(entries: list[dict], overrides: dict | None = None) -> list[dic
 
     from grader.grade import context
     from grader.text import score_answer
-    from grader.vetoes import find_vetoes
+    from grader.vetoes import find_vetoes, veto_doubts
 
     ctx = context("lesson07")
     criteria = {c.answer: c.text for c in ctx.rubric.text_criteria}
@@ -56,10 +56,11 @@ def grade_corpus(entries: list[dict], overrides: dict | None = None) -> list[dic
         result = score_answer(e["answer"], criterion, ctx.references.get(e["question"]), None, ctx.rubric.feedback)
         hits = find_vetoes({e["question"]: e["answer"]}, ctx.rubric.vetoes, ctx.rubric.feedback)
         vetoes = sorted({h.id for h in hits})
+        doubts = sorted({h.id for h in veto_doubts({e["question"]: e["answer"]}, ctx.rubric.vetoes, ctx.rubric.feedback)})
         rows.append({"id": e["id"], "question": e["question"], "style": e.get("style", ""), "want": e["points"],
-                     "got": result.points, "max": criterion.points, "review": result.needs_review or bool(hits),
+                     "got": result.points, "max": criterion.points, "review": result.needs_review or bool(hits) or bool(doubts),
                      "confidence_reason": result.confidence_reason, "want_vetoes": sorted(e.get("vetoes") or []),
-                     "got_vetoes": vetoes, "flags": list(result.flags),
+                     "got_vetoes": vetoes, "doubts": doubts, "flags": list(result.flags),
                      "misconceptions": [m["id"] for m in result.evidence.get("misconceptions", [])],
                      "want_misconceptions": sorted(e.get("misconceptions") or [])})
     return rows
@@ -167,7 +168,7 @@ def main(argv=None) -> int:
             for r in rows:
                 if r["want"] != r["got"] or r["want_vetoes"] != r["got_vetoes"]:
                     print(f"  ✗ {r['id']}: person {r['want']} grader {r['got']} review={r['review']} "
-                          f"flags={r['flags']} mis={r['misconceptions']} vetoes {r['want_vetoes']}→{r['got_vetoes']} "
+                          f"flags={r['flags']} mis={r['misconceptions']} vetoes {r['want_vetoes']}→{r['got_vetoes']} doubts={r['doubts']} "
                           f"{r['confidence_reason']}")
     if args.cv:
         entries = (load("dev.yml") or []) + (load("holdout.yml") or [])

@@ -3,22 +3,36 @@
 Answers are normalised first (grader/normalise.py: NFKC, invisible characters, LaTeX and markdown
 markup), so a zero-width space or a full-width digit does not hide a sentence from a veto.
 
+A veto fires only on clear evidence; a borderline hit is a *doubt*: reported to the instructor as a
+review flag with its sentence (`veto_doubts`), never as a veto (`find_vetoes`).
+
 `scope: sentence` vetoes look at one sentence at a time (lower case): every `all` pattern and at
 least one `any` pattern (when given) must match, and no `none` pattern (the qualifiers and
-negations) may. `scope: identifiers` vetoes count the distinct code identifiers an answer names
-(CamelCase such as RejectionSampler, snake_case such as num_sampled; math symbols with subscripts
-such as x_j, p_j, prod_j and LaTeX command names are not identifiers, and nothing inside $…$ is
-read) and fire when there are at least `min_identifiers` of them and no `none` pattern (the
-ownership and state words) occurs anywhere in the answer. A veto with `answers` reads only those
-answers. Each hit quotes the sentence it found (for the identifiers veto: the first sentence that
-names them), and the report marks it for review: an instructor confirms or clears it.
+negations) may. A sentence that opens with a conclusion (所以, 因此, therefore, thus …) continues the
+argument of the sentences before it: it is read together with up to two of them ("因为 q 和 p 几乎一样
+…。所以输出分布等于 p。"). A hit is only a doubt when the sentence is hedged (我觉得, 可能, maybe …),
+sits in quotation marks, or when the matched span turns on a contrast (但, but, however …): "速度慢一点，
+但拒绝采样会纠正，所以输出是正确的" does not make correctness depend on speed.
+
+`scope: identifiers` vetoes count the distinct code identifiers an answer names (CamelCase such as
+RejectionSampler, snake_case such as num_sampled; math symbols with subscripts such as x_j, p_j,
+prod_j and LaTeX command names are not identifiers, and nothing inside $…$ is read) and fire when
+there are at least `min_identifiers` of them and no `none` pattern (the ownership and state words)
+occurs anywhere in the answer. An ownership word whose object is only a demonstrative (负责这件事,
+"handles this") says nothing about a state and does not count. When the answer has a real argument
+besides the names (at least `_ARGUMENT_TOKENS` prose tokens outside them: pseudo-code with prose,
+an answer that also reasons), the names do not stand in for the argument: a doubt, not a veto.
+
+A veto with `answers` reads only those answers. Each hit quotes the sentence it found (for the
+identifiers veto: the first sentence that names them), and the report marks it for review: an
+instructor confirms or clears it.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from .normalise import clean, plain, readable
+from .normalise import clean, plain, prose_tokens, readable
 
 _IDENTIFIER = re.compile(r"(?<![\w.\\])(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|_?[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:\.\w+)*(?![\w])")
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$", re.DOTALL)
@@ -27,6 +41,16 @@ _MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$", re.DOTALL)
 _MATH_SYMBOL = re.compile(r"_?[a-z]{1,4}(?:_[a-z0-9]{1,3})+")
 _LATEX_WORDS = {"prod", "sum", "min", "max", "frac", "log", "exp", "cdot", "text", "mathrm", "left", "right", "mid"}
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|\n+|(?<=[a-z)\d])\.(?=\s|$)")
+# A sentence that draws the conclusion of the ones before it.
+_CONCLUSION = re.compile(r"^\s*(所以|因此|因而|于是|故而|从而|由此|可见|therefore|thus|hence|so\b|consequently)", re.IGNORECASE)
+_HEDGE = re.compile(r"我觉得|我猜|我认为|大概|也许|或许|可能|好像|似乎|应该是|不太确定|不确定|\bi think\b|\bi guess\b|\bmaybe\b|"
+                    r"\bperhaps\b|\bprobably\b|\bmight\b|\bnot sure\b", re.IGNORECASE)
+_CONTRAST = re.compile(r"但|不过|然而|可是|却|\bbut\b|\bhowever\b|\byet\b|\balthough\b", re.IGNORECASE)
+_QUOTED = re.compile(r"[\"“「『][^\"”」』]{4,}[\"”」』]")
+# An ownership word followed only by a demonstrative object says nothing about a state.
+_VAGUE_OBJECT = re.compile(r"\s*(?:了|着)?\s*(?:这|那|此|该|其|上述|\bit\b|\bthis\b|\bthat\b|\bthese\b|\bthose\b|\bthe (?:job|task|problem)\b)",
+                           re.IGNORECASE)
+_ARGUMENT_TOKENS = 40        # prose tokens outside the names from which an answer argues, not just names
 
 
 @dataclass(frozen=True)
@@ -35,6 +59,7 @@ class VetoHit:
     answer: str          # course_id of the answer that triggered it
     evidence: str        # the quoted sentence
     message: str
+    certain: bool = True         # False: a doubt (borderline), reported for review, never a veto
 
 
 def sentences(text: str) -> list[str]:
@@ -42,11 +67,29 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(readable(text)) if s and s.strip()]
 
 
-def _sentence_hit(veto, sentence: str) -> bool:
+def _windows(sents: list[str]) -> list[tuple[str, str]]:
+    """(text to match, sentence to quote): each sentence, and a concluding sentence with up to two before it."""
+    out = []
+    for i, s in enumerate(sents):
+        out.append((s, s))
+        if i and _CONCLUSION.match(plain(s)):
+            out.append((" ".join(sents[max(0, i - 2):i + 1]), " ".join(sents[max(0, i - 2):i + 1])))
+    return out
+
+
+def _sentence_hit(veto, sentence: str) -> str | None:
+    """"veto", "doubt" (a hedged, quoted or contrasting hit) or None."""
     norm = plain(sentence)
-    return (all(p.search(norm) for p in veto.all)
-            and (not veto.any or any(p.search(norm) for p in veto.any))
-            and not any(p.search(norm) for p in veto.none))
+    if not all(p.search(norm) for p in veto.all) or any(p.search(norm) for p in veto.none):
+        return None
+    spans = [m for m in (p.search(norm) for p in veto.any) if m]
+    if veto.any and not spans:
+        return None
+    if spans and all(_CONTRAST.search(m.group()) for m in spans):
+        return "doubt"
+    if _HEDGE.search(norm) or _QUOTED.search(clean(sentence)):
+        return "doubt"
+    return "veto"
 
 
 def _is_math_symbol(name: str) -> bool:
@@ -62,25 +105,52 @@ def identifiers(text: str) -> list[str]:
     return seen
 
 
-def find_vetoes(answers: dict, vetoes, feedback: dict | None = None) -> list[VetoHit]:
-    """Every veto that fires, at most one hit per (veto, answer), in rubric order."""
+def _owns(pattern: re.Pattern, text: str) -> bool:
+    """An ownership / state word whose object is not a bare demonstrative."""
+    return any(not _VAGUE_OBJECT.match(text, m.end()) for m in pattern.finditer(text))
+
+
+def argument_tokens(text: str, names: list[str]) -> int:
+    """Prose tokens of the answer outside the names it lists."""
+    rest = _IDENTIFIER.sub(" ", _MATH.sub(" ", clean(text)))
+    return len(prose_tokens(rest))
+
+
+def _scan(answers: dict, vetoes, feedback: dict | None) -> list[VetoHit]:
     template = (feedback or {}).get("class_names_evidence", "{names}")
     hits = []
     for veto in vetoes:
         for answer_id, text in answers.items():
             if not text or (veto.answers and answer_id not in veto.answers):
                 continue
-            evidence = None
+            evidence, kind = None, None
             if veto.scope == "sentence":
-                evidence = next((s for s in sentences(text) if _sentence_hit(veto, s)), None)
+                for window, quote in _windows(sentences(text)):
+                    found = _sentence_hit(veto, window)
+                    if found and (kind is None or found == "veto"):
+                        evidence, kind = quote, found
+                    if kind == "veto":
+                        break
             else:
                 names = identifiers(text)
-                if len(names) >= veto.min_identifiers and not any(p.search(plain(text)) for p in veto.none):
+                if len(names) >= veto.min_identifiers and not any(_owns(p, plain(text)) for p in veto.none):
                     first = next((s for s in sentences(text) if any(n in s for n in names)), None)
                     evidence = first or template.format(names="、".join(names[:8]))
+                    kind = "doubt" if argument_tokens(text, names) >= _ARGUMENT_TOKENS else "veto"
             if evidence is not None:
-                hits.append(VetoHit(veto.id, answer_id, _quote(evidence), veto.message))
+                hits.append(VetoHit(veto.id, answer_id, _quote(evidence), veto.message, certain=kind == "veto"))
     return hits
+
+
+def find_vetoes(answers: dict, vetoes, feedback: dict | None = None) -> list[VetoHit]:
+    """Every veto that fires on clear evidence, at most one hit per (veto, answer), in rubric order."""
+    return [h for h in _scan(answers, vetoes, feedback) if h.certain]
+
+
+def veto_doubts(answers: dict, vetoes, feedback: dict | None = None) -> list[VetoHit]:
+    """Borderline veto hits (hedged, quoted, contrasting, names beside a real argument): review flags with
+    the sentence, not vetoes. At most one per (veto, answer), and none where the veto itself fires."""
+    return [h for h in _scan(answers, vetoes, feedback) if not h.certain]
 
 
 def _quote(text: str, limit: int = 300) -> str:

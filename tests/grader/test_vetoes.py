@@ -3,7 +3,7 @@ math symbols are not identifiers, and each hit quotes its sentence."""
 import pytest
 
 from grader.normalise import readable
-from grader.vetoes import find_vetoes, identifiers
+from grader.vetoes import find_vetoes, identifiers, veto_doubts
 
 
 @pytest.mark.parametrize("veto_id, sentence", [
@@ -45,3 +45,52 @@ def test_class_names_only_quotes_a_sentence(rubric):
     text = "RejectionSampler、rejection_sample、_rejection_kernel、_resample_kernel 共同保证输出分布等于 p。"
     hits = find_vetoes({"Q1": text}, rubric.vetoes, rubric.feedback)
     assert [h.id for h in hits] == ["veto.class_names_only"] and "RejectionSampler" in hits[0].evidence
+
+
+def test_a_concluding_sentence_is_read_with_the_argument_before_it(rubric):
+    text = ("因为草稿模型是从 target 蒸馏来的，q 和 p 几乎一样，大部分草稿都会被接受；被拒绝的很少，影响可以忽略。"
+            "所以输出分布等于 p。")
+    hits = find_vetoes({"Q1": text}, rubric.vetoes, rubric.feedback)
+    assert [h.id for h in hits] == ["veto.correctness_vs_performance"]
+    assert "所以输出分布等于 p" in hits[0].evidence and "蒸馏" in hits[0].evidence
+
+
+def test_the_approximation_argument_in_one_sentence_vetoes(rubric):
+    text = "q 和 p 非常接近，少数被拒的位置再修正一下，误差可以忽略，所以最终输出就是 p。"
+    assert [h.id for h in find_vetoes({"Q1": text}, rubric.vetoes, rubric.feedback)] == ["veto.correctness_vs_performance"]
+
+
+@pytest.mark.parametrize("sentence", [
+    # a contrast: the speed is conceded, the correctness comes from the rejection step
+    "草稿不同会被拒绝得多一些，速度慢一点，但拒绝采样总会把输出纠正回 target，所以输出分布依然是正确的。",
+    # hedged
+    "我觉得草稿模型越好，输出就越接近 target。",
+    # quoted
+    "有一种说法是“草稿模型越好，输出就越接近 target”。",
+])
+def test_borderline_hits_are_doubts_not_vetoes(rubric, sentence):
+    assert find_vetoes({"Q2": sentence}, rubric.vetoes, rubric.feedback) == []
+    doubts = veto_doubts({"Q2": sentence}, rubric.vetoes, rubric.feedback)
+    assert [d.id for d in doubts] == ["veto.correctness_vs_performance"] and not doubts[0].certain
+    assert doubts[0].evidence == " ".join(readable(sentence).split())
+
+
+@pytest.mark.parametrize("tail", ["负责这件事。", "这几个对象共同负责这个问题。", "together they keep it working."])
+def test_a_vague_ownership_word_does_not_save_a_list_of_names(rubric, tail):
+    text = "`_rejection_kernel`、`_insert_resampled_kernel`、`get_num_sampled_and_rejected`、`post_update` " + tail
+    assert [h.id for h in find_vetoes({"Q3": text}, rubric.vetoes, rubric.feedback)] == ["veto.class_names_only"]
+
+
+def test_an_ownership_word_with_a_real_object_saves_the_names(rubric):
+    text = "`_rejection_kernel`、`get_num_sampled_and_rejected`、`post_update` 负责 num_computed_tokens 的推进。"
+    assert find_vetoes({"Q3": text}, rubric.vetoes, rubric.feedback) == []
+
+
+def test_pseudo_code_with_an_argument_is_a_doubt_not_a_class_names_veto(rubric):
+    text = ("p = softmax(top_p(apply_penalties(target_logits) / T) + mask_bias)\n"
+            "q = softmax(draft_logits / T)   # exactly what the drafter sampled from\n"
+            "The proof gives out exactly p for whatever p is passed in, so p has to be the line above. If mask_bias is "
+            "left out of p, illegal drafts can be accepted and the residual can resample them, so the grammar is broken; "
+            "a skipped penalty gives the unpenalised distribution exactly, a systematic bias and not float noise.")
+    assert find_vetoes({"Q2": text}, rubric.vetoes, rubric.feedback) == []
+    assert [d.id for d in veto_doubts({"Q2": text}, rubric.vetoes, rubric.feedback)] == ["veto.class_names_only"]
