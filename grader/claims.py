@@ -181,8 +181,39 @@ def _concepts(data: dict, where: str) -> dict:
     for name, items in raw.items():
         if not isinstance(name, str) or not _CONCEPT_REF.fullmatch("@" + name):
             raise TextRubricError(f"{where}.concepts: bad concept name {name!r}")
-        out[name] = _alternatives(items, f"{where}.concepts.{name}").pattern
+        _alternatives(items, f"{where}.concepts.{name}")
+        items = [items] if isinstance(items, str) else items
+        out[name] = _alternatives([whole_words(i) for i in items], f"{where}.concepts.{name}").pattern
     return out
+
+
+def _top_level(pattern: str) -> list[str]:
+    """The top-level alternatives of a regular expression (`|` outside groups and character classes)."""
+    parts, depth, klass, start, i = [], 0, False, 0, 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if klass:
+            klass = ch != "]"
+        elif ch == "[":
+            klass = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return parts + [pattern[start:]]
+
+
+def whole_words(pattern: str) -> str:
+    """A concept's English alternatives match whole words only: `after` is not found in `drafter`, `pass` not in
+    `bypass`. An alternative that opens with a letter gets a (?<![a-z]) guard; the others are kept as written."""
+    return "|".join(f"(?<![a-z]){alt}" if alt[:1].isascii() and alt[:1].isalpha() else alt for alt in _top_level(pattern))
 
 
 def _rules(data: dict, where: str, concepts: dict | None = None) -> tuple[Rule, ...]:
