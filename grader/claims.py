@@ -105,6 +105,7 @@ class TextSettings:
     concepts: dict = field(default_factory=dict)   # concept name -> regex alternatives (`@name` in evidence patterns)
     substantial_chars: int = 80                # asserted characters from which a 0 is not certain (low confidence)
     aligned_copy: float = 0.85                 # share of the answer's characters aligned, in order, with the reference: a reworded copy
+    hedges: re.Pattern | None = None           # hedge cues (我觉得, 好像, maybe …): a claim found only in a hedged sentence is weak evidence
 
 
 @dataclass(frozen=True)
@@ -280,7 +281,8 @@ def parse_settings(data: dict, where: str = "text") -> TextSettings:
                         float(num("paraphrase_threshold", float)), num("pasted_ngram"), num("copy_min_chars"),
                         float(num("collusion_threshold", float)), num("collusion_min_chars"), num("long_answer_chars"),
                         _concepts(data, where), int(data.get("substantial_chars", 80)),
-                        float(data.get("aligned_copy", 0.85)))
+                        float(data.get("aligned_copy", 0.85)),
+                        _alternatives(data["hedges"], f"{where}.hedges") if data.get("hedges") else None)
 
 
 def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCriterion:
@@ -386,11 +388,11 @@ def _term_found(term: Term, s: Sentence, exprs: list[fm.Expr], scope: Scope) -> 
 
 
 def rule_sentence(rules: tuple[Rule, ...], a: Analysed, scope: Scope, misconception: bool = False,
-                  prose: bool = True) -> int | None:
-    """Index of the first sentence where some rule is found, asserted (None if none). A naming answer
-    (`prose: false`, the code map) need not have a predicate in each sentence."""
+                  prose: bool = True, skip: frozenset = frozenset()) -> int | None:
+    """Index of the first sentence where some rule is found, asserted (None if none), leaving out the
+    sentences in `skip`. A naming answer (`prose: false`, the code map) need not have a predicate in each sentence."""
     for i, s in enumerate(a.sentences):
-        if s.question or (prose and not a.asserting[i]) or (misconception and s.distanced):
+        if i in skip or s.question or (prose and not a.asserting[i]) or (misconception and s.distanced):
             continue
         for rule in rules:
             found = [_term_found(t, s, a.exprs[i], scope) for t in rule.terms]

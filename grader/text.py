@@ -132,17 +132,26 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
 
     # Claims.
     found: dict[str, tuple[int, str]] = {}          # id -> (sentence index, via)
+    hedged = frozenset(s.index for s in sentences if settings.hedges is not None and settings.hedges.search(s.low))
+    weak: set[str] = set()                          # claims found only in hedged sentences
     for claim in criterion.claims:
         hit = rule_sentence(claim.rules, a, scope, prose=criterion.prose) if claim.rules else None
-        if hit is not None:
-            found[claim.id] = (hit, "sentence")
-            continue
+        if hit in hedged:
+            firm = rule_sentence(claim.rules, a, scope, prose=criterion.prose, skip=hedged)
+            hit = firm if firm is not None else hit
         via = formula_sentence(claim.formulas, a, True) if claim.formulas else None
-        if via is not None:
-            found[claim.id] = (via[0], "formula")
+        if hit is not None and (hit not in hedged or via is None):
+            found[claim.id] = (hit, "sentence")
+            if hit in hedged:
+                weak.add(claim.id)
+        elif via is not None:
+            found[claim.id] = (via[0], "formula")    # a verified identity is strong evidence, hedged or not
     swapped = False
+    named_lines: set[str] = set()
     if criterion.lines:
-        ok, swapped = codemap.attached_lines(codemap.attach(sentences, criterion.lines))
+        attachments = codemap.attach(sentences, criterion.lines)
+        named_lines = {item.line for item in attachments}
+        ok, swapped = codemap.attached_lines(attachments)
         for line in criterion.lines:
             if line.id in ok:
                 found[line.id] = (ok[line.id], "sentence")
@@ -190,13 +199,19 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         flags.append("swapped")
         points = min(points, criterion.swapped_cap)
 
-    # Confidence.
-    if stated:
+    # Confidence: low where a doubtful finding decided the points (the points would be higher without it), where
+    # a full score rests on weak evidence, and where a substantial answer scored low; high where the grader is sure.
+    if stated and raw > min(m.cap for m, _ in stated):
         reasons.append("陈述了已知误解：" + "；".join(m.label for m, _ in stated))
-    if "false_formula" in flags:
+    if "false_formula" in flags and raw > criterion.false_formula_cap:
         reasons.append("有数值上不成立的等式")
-    if "copy" in flags and share < settings.copy_certain:
+    if "copy" in flags and share < settings.copy_certain and raw > 0:
         reasons.append(f"与参考答案重合 {share:.0%}（或逐句改写自参考答案）")
+    if points == criterion.points and weak & set(_required(criterion, found, n_chars)):
+        reasons.append("满分，但有的论断只在推测语气的句子里出现：" + "、".join(sorted(weak)))
+    if (criterion.lines and points == 0 and not swapped and len(named_lines) == len(criterion.lines)
+            and sum(1 for c in criterion.claims if c.id in found) >= 2):
+        reasons.append("两个对象都点名了、也写了其他部分，却得 0 分：可能是没有识别出的行对应")
     if "pasted" in flags and raw > 0:
         reasons.append(f"与评分标准或反馈文字重合 {pasted:.0%}")
     if "copy" not in flags and share >= settings.copy_review:
@@ -209,7 +224,7 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
             and n_chars >= settings.long_answer_chars and level_gap <= 1):
         reasons.append("答案较长但只差一个论断未被识别，可能是表述方式不同")
     if (not reasons and criterion.prose and points == 0 and n_chars >= settings.substantial_chars
-            and not {"copy", "pasted"} & set(flags)):
+            and not {"copy", "pasted"} & set(flags) and not any(m.cap == 0 for m, _ in stated)):
         reasons.append("答案有相当多的论述却得 0 分：可能是没有识别出的表述方式")
     confidence = "low" if reasons else "high"
 
@@ -263,6 +278,14 @@ def _level(criterion: TextCriterion, found: dict, chars: int) -> tuple[int, int]
         if level.points == criterion.points or gap_above == 99:
             gap_above = min(gap_above, gaps)
     return 0, gap_above
+
+
+def _required(criterion: TextCriterion, found: dict, chars: int) -> tuple[str, ...]:
+    """The claims the level reached rests on: its `all` claims and the claims found of its `any` groups."""
+    for level in criterion.levels:
+        if _gaps(level, found, chars) == 0:
+            return level.all + tuple(c for group in level.any for c in group if c in found)
+    return ()
 
 
 def _gaps(level, found: dict, chars: int) -> int:
