@@ -5,7 +5,7 @@ Usage:  .venv/bin/python benchmarks/text_agreement.py [--corpus PATH ...] [--cv]
 For dev.yml, holdout.yml and augment.yml (tests/lesson07/text_corpus/) separately, or for the files
 named with --corpus (any corpus in the same format, e.g. a blind set), it prints the exact agreement
 on points, the confusion matrix per question (rows: the person's points, columns: the grader's), the
-review rate (answers with needs_review, a misconception, or a veto) and the dangerous errors:
+review rate (answers with needs_review, a veto, or a veto doubt: grader/vetoes.veto_doubts) and the dangerous errors:
 - wrong_full: a wrong answer (the person gave less than full marks) at full marks without review;
 - full_zero: a full answer (the person gave full marks) at 0 without review;
 - false_veto / missed_veto: a veto the person did not give, or one the person gave that did not fire.

@@ -1,10 +1,14 @@
 """The text grader against the hand-graded corpora (tests/lesson07/text_corpus): the issue's targets.
 
-dev.yml, holdout.yml and augment.yml are always measured; fresh.yml and fresh2.yml (blind sets written
-by others) are measured whenever they are present, so CI reports the unseen sets too. Targets, per
-corpus: exact agreement >= 80%, zero dangerous errors (a wrong answer at full marks without review, a
-full answer at 0 without review, a false or a missed veto), no word salad or pasted feedback at full
-marks without review, review on at most a third of the answers."""
+Every corpus in CORPORA must be present and meet, on its own: exact agreement >= 80%, zero dangerous
+errors (a wrong answer at full marks without review, a full answer at 0 without review, a false veto,
+a missed veto: each kind counted separately), no word salad or pasted feedback at full marks without
+review, review on at most a third of the answers (needs_review, a veto, or a veto doubt).
+
+dev.yml, holdout.yml and augment.yml are the sets the engine was built with; fresh.yml and fresh2.yml
+were blind sets, measured once (87.5% / 80.0%, 2 and 8 dangerous errors) and since used for
+training. The final blind set, fresh3.yml, is not listed: the lead measures it once and adds it to
+CORPORA with one line. Run the rest with `pytest -k "not fresh3"` while it is being written."""
 import sys
 from pathlib import Path
 
@@ -14,24 +18,26 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import text_agreement  # noqa: E402
 
-ALWAYS = ("dev.yml", "holdout.yml", "augment.yml")
-BLIND = ("fresh.yml", "fresh2.yml")
+CORPORA = (
+    "dev.yml", "holdout.yml", "augment.yml",     # built and tuned with
+    "fresh.yml", "fresh2.yml",                   # blind sets, measured once, then training data
+    # "fresh3.yml",                              # the final blind measure: the lead adds this line
+)
 
 
-@pytest.fixture(scope="module", params=ALWAYS + BLIND)
+@pytest.fixture(scope="module", params=CORPORA)
 def graded(request):
     entries = text_agreement.load(request.param)
     if entries is None:
-        if request.param in ALWAYS:
-            pytest.fail(f"{request.param} is missing")
-        pytest.skip(f"{request.param} is not present (a blind set, measured when it is)")
+        pytest.fail(f"{request.param} is missing")
     rows = text_agreement.grade_corpus(entries)
     return rows, text_agreement.summarise(rows)
 
 
-def test_no_dangerous_errors(graded):
+@pytest.mark.parametrize("kind", ["wrong_full", "full_zero", "false_veto", "missed_veto"])
+def test_no_dangerous_errors(graded, kind):
     _, summary = graded
-    assert {k: v for k, v in summary["dangerous"].items() if v} == {}
+    assert summary["dangerous"][kind] == []
 
 
 def test_agreement_at_least_80_percent(graded):
@@ -41,8 +47,8 @@ def test_agreement_at_least_80_percent(graded):
 
 
 def test_review_at_most_a_third(graded):
-    _, summary = graded
-    assert summary["review_rate"] <= 1 / 3 + 1e-9
+    rows, summary = graded
+    assert summary["review_rate"] <= 1 / 3 + 1e-9, [(r["id"], r["confidence_reason"]) for r in rows if r["review"]]
 
 
 def test_no_salad_or_pasted_feedback_at_full_marks_without_review(graded):
@@ -63,3 +69,11 @@ def test_benchmark_rejects_a_malformed_corpus(tmp_path):
     path.write_text("- {id: x-1, answer: hi}\n", encoding="utf-8")
     with pytest.raises(SystemExit, match="expected a list of entries"):
         text_agreement.main(["--corpus", str(path)])
+
+
+def test_a_veto_doubt_counts_as_review_not_as_a_veto(tmp_path, capsys):
+    path = tmp_path / "doubt.yml"
+    answer = "草稿不同会被拒绝得多一些，速度慢一点，但拒绝采样总会把输出纠正回 target，所以输出分布依然是正确的。"
+    path.write_text(f"- {{id: d-1, question: Q2, style: fluent-wrong, answer: '{answer}', points: 0}}\n", encoding="utf-8")
+    rows = text_agreement.grade_corpus(text_agreement.load(str(path)))
+    assert rows[0]["got_vetoes"] == [] and rows[0]["doubts"] == ["veto.correctness_vs_performance"] and rows[0]["review"]
