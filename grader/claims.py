@@ -375,7 +375,7 @@ def _term_found(term: Term, s: Sentence, exprs: list[fm.Expr], scope: Scope) -> 
     """Position of the term's first asserted (not negated) match in the sentence, or None."""
     if term.pattern is not None:
         for m in term.pattern.finditer(s.low):
-            if not negated(s, m.start(), m.start() if term.raw else m.end(), scope):
+            if not negated(s, m.start(), m.start() if term.raw else m.end(), scope, own=term.pattern):
                 return m.start()
         return None
     want = fm.canonical(term.value)

@@ -27,6 +27,8 @@ _CLAUSE_MARKS = "，,、：:"
 _ANY_PUNCT = re.compile(r"[。！？!?；;，,、：:.]")
 _CJK_SPACE = re.compile(r"(?<=[\u3400-\u9fff]) +(?=[\u3400-\u9fff])")
 _UNPUNCTUATED_CHARS = 40
+# 并不是, 也不是, 根本不: the cue negates the statement, even where the term lists the word as its own.
+_EMPHATIC = re.compile(r"(并|根本|绝|从来|\bdoes|\bis|\bdo|\bare)\s*$")
 _RELATION = re.compile(r"[\w)\]|]\s*(=|≤|≥|<|>|≠|∝|≈|→|⇒)\s*[\w(\[|Σ∑-]")
 
 
@@ -115,11 +117,16 @@ def asserting_clauses(sentence: Sentence, scope: Scope) -> list[str]:
     return [sentence.low[a:b] for a, b in sentence.clauses if asserts(sentence.low[a:b], scope)]
 
 
-def negated(sentence: Sentence, start: int, end: int, scope: Scope) -> bool:
-    """Is the match low[start:end] negated in its clause (a cue before its end, no breaker in between)?"""
+def negated(sentence: Sentence, start: int, end: int, scope: Scope, own: re.Pattern | None = None) -> bool:
+    """Is the match low[start:end] negated in its clause (a cue before its end, no breaker in between)?
+    `own`: the term's pattern; a cue inside the match where the pattern itself matches is the term's own
+    word (「不等于」 listed as a sign of deviation), not a negation of it."""
     c_start, _ = sentence.clause_at(start)
     region = sentence.low[c_start:max(start, end)]
     for cue in scope.negation.finditer(region):
+        at = c_start + cue.start()
+        if own is not None and at >= start and own.match(sentence.low, at) and not _EMPHATIC.search(sentence.low[:at]):
+            continue
         after = region[cue.end():max(cue.end(), start - c_start)]
         if not scope.breakers.search(after):
             return True

@@ -79,3 +79,14 @@ def test_code_map_at_zero_with_both_objects_and_parts_is_reviewed(ctx):
               "由主机函数 rejection_sample 启动；它们用对数形式判定，没有显式的 min。")
     r = grade(ctx, "code.source_map", answer)
     assert r.points == 0 and r.needs_review and "行对应" in r.confidence_reason
+
+
+def test_bu_dengyu_negates_a_claim_unless_it_is_the_terms_own_word(ctx):
+    negated = ("接受路径的概率并不是 min(p(y), q(y))，残差也不是 max(0, p − q) 归一化，两条路径相加也不等于 p(y)；"
+               "拒绝概率也不等于 Σ max(0, p − q)。")
+    r = grade(ctx, "Q1", negated)
+    assert r.points == 0 and not {"sum", "reject_total"} & set(r.matched)
+    deviation = "如果 target 这边漏了 top-p，输出的分布就不等于用户要的分布，这是系统性的偏差。"
+    assert "consequence" in grade(ctx, "Q2", deviation).matched
+    emphatic = "后面的草稿并不是以被拒 token 为条件生成的，所以这里和链式法则没有关系。"
+    assert "chain" not in grade(ctx, "Q3", emphatic).matched
