@@ -15,13 +15,15 @@ sits in quotation marks, or when the matched span turns on a contrast (但, but,
 但拒绝采样会纠正，所以输出是正确的" does not make correctness depend on speed.
 
 `scope: identifiers` vetoes count the distinct code identifiers an answer names (CamelCase such as
-RejectionSampler, snake_case such as num_sampled; math symbols with subscripts such as x_j, p_j,
+RejectionSampler or GPUModelRunner, snake_case such as num_sampled, any name set as code such as
+`Scheduler`; math symbols with subscripts such as x_j, p_j,
 prod_j and LaTeX command names are not identifiers, and nothing inside $…$ is read) and fire when
 there are at least `min_identifiers` of them and no `none` pattern (the ownership and state words)
 occurs anywhere in the answer. An ownership word whose object is only a demonstrative (负责这件事,
-"handles this") says nothing about a state and does not count. When the answer has a real argument
-besides the names (at least `_ARGUMENT_TOKENS` prose tokens outside them: pseudo-code with prose,
-an answer that also reasons), the names do not stand in for the argument: a doubt, not a veto.
+"handles this") says nothing about a state and does not count. The names must stand in for the
+argument: with fewer than `_NAMES_ONLY_TOKENS` prose tokens outside them it is a veto; with at least
+`_ARGUMENT_TOKENS` (pseudo-code with prose, an answer that also reasons) the answer argues and there
+is no hit; in between, a doubt.
 
 A veto with `answers` reads only those answers. Each hit quotes the sentence it found (for the
 identifiers veto: the first sentence that names them), and the report marks it for review: an
@@ -34,7 +36,11 @@ from dataclasses import dataclass
 
 from .normalise import clean, plain, prose_tokens, readable
 
-_IDENTIFIER = re.compile(r"(?<![\w.\\])(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|_?[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:\.\w+)*(?![\w])")
+# CamelCase (acronyms too: GPUModelRunner, KVCacheManager) or snake_case, with attributes.
+_IDENTIFIER = re.compile(r"(?<![\w.\\])(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z]{2,}[a-z0-9]+(?:[A-Z][a-z0-9]*)*|"
+                         r"_?[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:\.\w+)*(?![\w])")
+# A name set as code (`Scheduler`, `post_update()`): an identifier whatever its case.
+_CODE_NAME = re.compile(r"`\s*([A-Za-z_][\w.]{2,})(?:\(\s*\.{0,3}\s*\))?\s*`")
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$", re.DOTALL)
 # A symbol with a subscript (x_j, p_j, q_i, y_1, prod_j, sum_v): letters of at most 4 characters, then
 # subscripts of at most 3 characters each. Real identifiers (num_sampled, _rejection_kernel) are longer.
@@ -50,7 +56,8 @@ _QUOTED = re.compile(r"[\"“「『][^\"”」』]{4,}[\"”」』]")
 # An ownership word followed only by a demonstrative object says nothing about a state.
 _VAGUE_OBJECT = re.compile(r"\s*(?:了|着)?\s*(?:这|那|此|该|其|上述|\bit\b|\bthis\b|\bthat\b|\bthese\b|\bthose\b|\bthe (?:job|task|problem)\b)",
                            re.IGNORECASE)
-_ARGUMENT_TOKENS = 40        # prose tokens outside the names from which an answer argues, not just names
+_NAMES_ONLY_TOKENS = 24      # fewer prose tokens outside the names than this: the names stand in for the argument
+_ARGUMENT_TOKENS = 40        # this many or more: the answer argues besides naming (no hit); in between: a doubt
 
 
 @dataclass(frozen=True)
@@ -99,8 +106,11 @@ def _is_math_symbol(name: str) -> bool:
 def identifiers(text: str) -> list[str]:
     """Distinct code identifiers named outside math, in order."""
     seen = []
-    for name in _IDENTIFIER.findall(_MATH.sub(" ", clean(text))):
-        if not _is_math_symbol(name) and name not in seen:
+    text = _MATH.sub(" ", clean(text))
+    names = sorted([(m.start(), m[0]) for m in _IDENTIFIER.finditer(text)]
+                   + [(m.start(1), m[1]) for m in _CODE_NAME.finditer(text)])
+    for _, name in names:
+        if not _is_math_symbol(name) and name.lower() not in _LATEX_WORDS and name not in seen:
             seen.append(name)
     return seen
 
@@ -112,7 +122,7 @@ def _owns(pattern: re.Pattern, text: str) -> bool:
 
 def argument_tokens(text: str, names: list[str]) -> int:
     """Prose tokens of the answer outside the names it lists."""
-    rest = _IDENTIFIER.sub(" ", _MATH.sub(" ", clean(text)))
+    rest = _IDENTIFIER.sub(" ", _CODE_NAME.sub(" ", _MATH.sub(" ", clean(text))))
     return len(prose_tokens(rest))
 
 
@@ -136,8 +146,9 @@ def _scan(answers: dict, vetoes, feedback: dict | None) -> list[VetoHit]:
                 if len(names) >= veto.min_identifiers and not any(_owns(p, plain(text)) for p in veto.none):
                     first = next((s for s in sentences(text) if any(n in s for n in names)), None)
                     evidence = first or template.format(names="、".join(names[:8]))
-                    kind = "doubt" if argument_tokens(text, names) >= _ARGUMENT_TOKENS else "veto"
-            if evidence is not None:
+                    prose = argument_tokens(text, names)
+                    kind = "veto" if prose < _NAMES_ONLY_TOKENS else "doubt" if prose < _ARGUMENT_TOKENS else None
+            if evidence is not None and kind is not None:
                 hits.append(VetoHit(veto.id, answer_id, _quote(evidence), veto.message, certain=kind == "veto"))
     return hits
 
