@@ -2,26 +2,31 @@
 
 A serving engine must give a request the same tokens whatever else is in the batch and in
 whatever order, so its random draws may depend only on the request's own seed and on the
-absolute position of the token being decided, never on a shared generator's state. We use a
-stateless hash H of 32-bit words (Chris Wellons' `triple32`, a bijection of uint32 with very
-low bias):
+absolute position of the token being decided, never on a shared generator's state. We use two
+stateless bijections of 32-bit words from Chris Wellons' hash prospector
+(https://nullprogram.com/blog/2018/07/31/): H = `triple32` (three multiply-xorshift rounds)
+for the few per-request and per-position words, and G = `lowbias32` (two rounds, the
+"improved" constants 0x21F0AAAD, 0xD35A2D97 with shifts 16, 15, 15) for the per-vocabulary
+words of the noise, which are computed V times per sampled row and so decide its cost:
 
     request key    (K0, K1) = (H(seed_lo ^ SALT_LO), H(seed_hi ^ S(stream)))   64 bits, a bijection
     position word  C_t      = H(K0 ^ t) ^ K1                                     of the seed per stream
     acceptance     u_t      = min(a24 * 2**-24 + (b23 + 1/2) * 2**-47, 1 - 2**-24)
                               a24 = H(C_t ^ P_ACCEPT_HI) >> 8,  b23 = H(C_t ^ P_ACCEPT_LO) >> 9
     noise key      N_t      = H(C_t ^ P_NOISE)
-    noise          E_t(y)   = exponential_from_bits(H(N_t ^ y))                  Exp(1), finite, > 0
+    noise          E_t(y)   = exponential_from_bits(G(N_t ^ y))                  Exp(1), finite, > 0
 
 t is the absolute position of the token being decided, 0 <= t <= MAX_POSITION; y a vocabulary
 index; S(stream) = H(stream ^ STREAM_SALT). Distinct seeds give distinct keys (64-bit seeds, not
 folded to 32 bits), and distinct positions distinct position words.
 
-**Exponential noise from 32 bits.** With x the 32 bits read as a signed int32 and
-s = (x + 1/2) * 2**-32 in (-1/2, 1/2) (never 0), E = -log1p(-s) for s > 0 and E = -log(-s) for
-s < 0: this is -log(U) for U = 1 - s or -s, i.e. U on the 2**32-point midpoint grid of (0, 1),
-with log1p keeping float32 resolution where U is close to 1 (E close to 0, where a rare token
-wins). The smallest draw is 2**-33 ~ 1.2e-10, the largest 22.9 (never +inf). A token whose
+**Exponential noise from 32 bits.** With m the 32 bits read unsigned, v = (m + 1/2) * 2**-32
+in (0, 1) (the midpoint grid: never 0 nor 1) rounded to float32 and capped at 1 - 2**-24, and
+E = -log1p(-v). Near v = 0 (E close to 0, where a rare token wins) v keeps the grid's full
+resolution (for the bits read as a signed int32 x >= 0, v = (x + 1/2) 2**-32 to float32's relative precision) and
+log1p keeps float32's relative precision; near v = 1 (large E, which never decides a rare
+token's win) v lies on float32's 2**-24 grid. The smallest draw is 2**-33 ~ 1.2e-10, the
+largest -log(2**-24) = 16.6 (never +inf). A token whose
 weight is a fraction w of its row wins the race with probability w * (1 + b(w)), where
 (`tail_bias` computes it) b(w) ~ -(2**-32 / w)**2 / 24 for the midpoint grid:
 
@@ -40,9 +45,14 @@ verifier's stream.
 
 torch has no wrapping uint32 multiply: the per-request words are computed in int64 (`hash32`,
 the reference), and the [rows, V] noise with int32 tensors whose multiply wraps modulo 2**32
-(`_hash32_i32_`, checked against `hash32` in the tests). `triton_kernel.py` evaluates the same
-formulas with uint32 arithmetic: both backends draw identical uniforms; the noise can differ in
-the last bit of a logarithm, which changes a sampled token only on an exact near-tie.
+(`neg_uniform_block_`, checked bit for bit against `lowbias32` and `exponential_from_bits` in
+the tests). `triton_kernel.py` evaluates the same formulas with uint32 arithmetic: both
+backends draw identical uniforms and identical noise bits; the noise can differ in the last
+bit of a logarithm (Triton's interpreter has no log1p), which changes a sampled token only on
+an exact near-tie. The same holds within torch: its vectorised log1p and its scalar log1p
+(used for the few elements at the end of each thread's share of an array) may differ in the
+last bit, so a row's noise can differ in the last bit with the shape of the block it was
+computed in.
 """
 
 from __future__ import annotations
@@ -55,18 +65,18 @@ from specdec import workspace as _ws
 
 __all__ = [
     "request_keys", "accept_uniforms", "noise_keys", "exponential_noise", "exponential_from_bits",
-    "noise_block_", "log_noise_block_",
+    "noise_block_", "log_noise_block_", "neg_uniform_block_", "log_from_neg_uniform_",
     "hash32", "check_positions", "draft_sample", "tail_bias", "accept_bias",
     "VERIFIER_STREAM", "DRAFTER_STREAM", "MAX_POSITION",
 ]
 
 MASK32 = 0xFFFFFFFF
-# triple32 (https://nullprogram.com/blog/2018/07/31/): shifts and odd multipliers.
+# triple32 (https://nullprogram.com/blog/2018/07/31/): shifts and odd multipliers (H: keys, positions).
 SHIFT_1, MULT_1 = 17, 0xED5AD4BB
 SHIFT_2, MULT_2 = 11, 0xAC4C1B51
 SHIFT_3, MULT_3 = 15, 0x31848BAB
 SHIFT_4 = 14
-# lowbias32 (same source, improved constants), for the per-vocabulary words of the noise.
+# lowbias32 (same source, improved constants) (G: the per-vocabulary words of the noise).
 LB_SHIFT_1, LB_MULT_1 = 16, 0x21F0AAAD
 LB_SHIFT_2, LB_MULT_2 = 15, 0xD35A2D97
 LB_SHIFT_3 = 15
@@ -258,22 +268,51 @@ def noise_block_(keys: torch.Tensor, out: torch.Tensor, *, scratch: dict | None 
 def log_noise_block_(keys: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     """Fill out [r, V] (float32, contiguous) with -E, the negated noise of rows keyed keys [r].
 
-    The race needs only w / E's order, and w / (-E) = -(w / E) exactly, so the sampler races on
-    -E = log1p(-v) (argmin) and saves the final negation. Per element: 12 integer passes (the
-    hash; a logical shift costs an arithmetic shift and a mask, as torch has no uint32 shift)
-    and 6 float passes, all on this thread's reused buffers (`specdec.workspace`): no allocation.
-    Bit for bit what `exponential_from_bits` gives, negated: v = (x + 1/2) 2**-32 is formed as
-    one fused x * (-2**-32) + (-2**-33) (x * 2**-32 is exact, so the single rounding is the
-    same), the unsigned fix subtracts 1 where -v > 0, and the cap is a clamp at -(1 - 2**-24).
+    The race needs only the order of w / E, and w / (-E) = -(w / E) exactly, so the sampler
+    races on -E = log1p(-v) (argmin) and saves the final negation. Bit for bit
+    `exponential_from_bits(lowbias32(N ^ y))`, negated: `neg_uniform_block_`, then
+    `log_from_neg_uniform_` (16 passes over [r, V] in all, no allocation).
+    """
+    return log_from_neg_uniform_(neg_uniform_block_(keys, out))
+
+
+def neg_uniform_block_(keys: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """Fill out [r, V] (float32, contiguous) with t = -v, the noise before its cap and logarithm.
+
+    v = (m + 1/2) 2**-32 rounded to float32 for m = lowbias32(N ^ y) (as `exponential_from_bits`,
+    which then caps v at 1 - 2**-24 and takes E = -log1p(-v)). 13 passes over [r, V], all on
+    this thread's reused buffers (`specdec.workspace`):
+
+    - hash, 9 integer passes: the first xorshift distributes over the key's XOR,
+      (N ^ y) ^ ((N ^ y) >>> 16) = (N ^ (N >>> 16)) ^ (y ^ (y >>> 16)), so it is one XOR of a
+      per-row word with a cached per-vocabulary row; then multiply, xorshift, multiply,
+      xorshift (a logical shift is an arithmetic shift and a mask: torch has no uint32 shift);
+    - float, 4 passes: int32 -> float32; -(x + 1/2) 2**-32 as one fused x * (-2**-32) - 2**-33
+      (x * 2**-32 is exact, so its single rounding is that of (x + 1/2) then the scaling);
+      the unsigned fix, -v = t - ceil(t) for t in (-1/2, 1/2) (t - 0 = t exactly; t - 1 is
+      rounded once, as v = s + 1 is).
     """
     r, V = out.shape
     device = out.device
     x = _ws.buffer("rng.bits", (r, V), torch.int32, device)
     tmp = _ws.buffer("rng.tmp", (r, V), torch.int32, device)
-    negative = _ws.buffer("rng.negative", (r, V), torch.bool, device)
-    torch.bitwise_xor(_as_int32(keys)[:, None], _vocab_ids(V, device)[None, :], out=x)  # [r, V]
-    _lowbias32_i32_(x, tmp)
-    return _log_exponential_from_i32_(x, out, negative)
+    k = _as_int32(keys)
+    k = k ^ ((k >> LB_SHIFT_1) & ((1 << (32 - LB_SHIFT_1)) - 1))  # [r]: N ^ (N >>> 16)
+    torch.bitwise_xor(k[:, None], _vocab_words(V, device)[None, :], out=x)  # [r, V]: first xorshift done
+    x.mul_(_signed32(LB_MULT_1))
+    _xorshift_i32_(x, LB_SHIFT_2, tmp)
+    x.mul_(_signed32(LB_MULT_2))
+    _xorshift_i32_(x, LB_SHIFT_3, tmp)
+    ceil = tmp.view(torch.float32)
+    out.copy_(x)  # float32(x), rounded to nearest
+    torch.add(_MINUS_HALF_STEP, out, alpha=-2.0**-32, out=out)  # t = -(float32(x) + 1/2) 2**-32, one rounding
+    torch.ceil(out, out=ceil)  # 1 where t > 0 (x < 0: the bits read unsigned are x + 2**32), else -0 or 0
+    return out.sub_(ceil)
+
+
+def log_from_neg_uniform_(t: torch.Tensor) -> torch.Tensor:
+    """In place: t = -v (from `neg_uniform_block_`, any shape) -> -E = log1p(-min(v, 1 - 2**-24))."""
+    return t.clamp_(min=-U_MAX).log1p_()  # v never 1: E at most -log(2**-24) = 16.6
 
 
 def _as_int32(keys: torch.Tensor) -> torch.Tensor:
@@ -282,27 +321,19 @@ def _as_int32(keys: torch.Tensor) -> torch.Tensor:
     return torch.where(keys >= 2**31, keys - 2**32, keys).to(torch.int32)
 
 
-_VOCAB_IDS: dict = {}
+_VOCAB_WORDS: dict = {}
 
 
-def _vocab_ids(V: int, device: torch.device) -> torch.Tensor:
-    """arange(V) as int32 on device, cached (the longest so far, sliced)."""
-    ids = _VOCAB_IDS.get(device)
-    if ids is None or ids.numel() < V:
-        ids = _VOCAB_IDS[device] = torch.arange(V, dtype=torch.int32, device=device)
-    return ids[:V]
+def _vocab_words(V: int, device: torch.device) -> torch.Tensor:
+    """y ^ (y >>> 16) for y = 0..V-1, int32 on device, cached (the longest so far, sliced)."""
+    words = _VOCAB_WORDS.get(device)
+    if words is None or words.numel() < V:
+        y = torch.arange(V, dtype=torch.int32, device=device)
+        words = _VOCAB_WORDS[device] = y ^ (y >> LB_SHIFT_1)  # y >= 0: arithmetic = logical shift
+    return words[:V]
 
 
 _MINUS_HALF_STEP = torch.tensor(-2.0**-33, dtype=torch.float32)  # CPU scalar tensor, usable on any device
-
-
-def _log_exponential_from_i32_(x: torch.Tensor, out: torch.Tensor, negative: torch.Tensor) -> torch.Tensor:
-    """out <- log1p(-v) = -E for int32 bit patterns x (v as in `exponential_from_bits`)."""
-    torch.add(_MINUS_HALF_STEP, x, alpha=-2.0**-32, out=out)  # -(float32(x) + 1/2) 2**-32, one rounding
-    torch.gt(out, 0, out=negative)  # x < 0: the bits read unsigned are x + 2**32, so -v = that - 1
-    out.add_(negative, alpha=-1)
-    out.clamp_(min=-U_MAX)  # v never 1: E at most -log(2**-24) = 16.6
-    return out.log1p_()
 
 
 # --------------------------------------------------------------------------------------------

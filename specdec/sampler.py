@@ -30,7 +30,7 @@ is read once from memory, the noise never is (it is generated per block).
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple, Optional
+from typing import NamedTuple, Optional
 
 import torch
 
@@ -203,22 +203,29 @@ class SeededNoise(NamedTuple):
     positions: torch.Tensor
 
 
-def _log_noise_source(noise, n_acc: torch.Tensor) -> Callable:
-    """(rows [r], out [r, V]) -> fills out with -E, the negated Exp(1) noise of requests `rows`.
+class _Noise:
+    """The noise of the rows requests sample: `log(rows, out)` fills out [r, V] with -E for
+    requests `rows`; seeded sources also have `neg_uniform(rows, out)` (t = -v, before the log)."""
 
-    noise: explicit E [B, V] (tests), or `SeededNoise` (drawn at position positions + n_acc).
-    """
-    if isinstance(noise, SeededNoise):
-        keys = _rng.noise_keys(noise.keys, noise.positions + n_acc)  # [B], once per call
+    def __init__(self, noise, n_acc: torch.Tensor):
+        if isinstance(noise, SeededNoise):  # drawn at position positions + n_acc
+            self.keys = _rng.noise_keys(noise.keys, noise.positions + n_acc)  # [B], once per call
+            self.explicit = None
+        else:
+            self.keys = None
+            self.explicit = noise.to(torch.float32)  # explicit E [B, V]
 
-        def log_noise(rows, out):
-            _rng.log_noise_block_(keys[rows], out)
-    else:
-        explicit = noise.to(torch.float32)
+    @property
+    def seeded(self) -> bool:
+        return self.keys is not None
 
-        def log_noise(rows, out):
-            torch.index_select(explicit, 0, rows, out=out).neg_()
-    return log_noise
+    def log(self, rows: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        if self.seeded:
+            return _rng.log_noise_block_(self.keys[rows], out)
+        return torch.index_select(self.explicit, 0, rows, out=out).neg_()
+
+    def neg_uniform(self, rows: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        return _rng.neg_uniform_block_(self.keys[rows], out)
 
 
 def _gather_rows(src: torch.Tensor, rows: torch.Tensor, name: str) -> torch.Tensor:
@@ -249,12 +256,58 @@ def _first_min(score: torch.Tensor, chunk: int = _MIN_CHUNK) -> tuple[torch.Tens
     return best, cols.gather(1, local)[:, 0]
 
 
-def _race(target_probs, draft_probs, x_rej, p_row, q_row, has_residual, log_noise, validate):
+_BOUND_SLACK = 2.0**-16  # relative: covers the rounding of w / t, of log1p (1 ulp) and of w / log1p
+_BOUND_FLOOR = 2.0**-140  # absolute: covers the same roundings where w / t is subnormal
+
+
+def _chunk_scores(w, t, rows, chunks, C):
+    """Exact race scores w / (-E) of whole chunks: rows, chunks [m] -> (scores [m, C], cols [m, C])."""
+    V = w.shape[1]
+    cols = (chunks[:, None] * C + torch.arange(C, device=w.device)).clamp_(max=V - 1)  # [m, C]
+    flat = rows[:, None] * V + cols
+    log_noise = _rng.log_from_neg_uniform_(t.view(-1)[flat])  # -E, as the full row would give it
+    return w.view(-1)[flat].div_(log_noise), cols
+
+
+def _bounded_min(w: torch.Tensor, t: torch.Tensor, bound: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """`_first_min(w / (-E))` without computing E on the whole row: (min [r], first index [r]).
+
+    t = -v [r, V] (the noise before its logarithm, `rng.neg_uniform_block_`); bound = w / t.
+    Since v <= E (= -log(1 - v), or 16.6 where v is capped), each score w / (-E) of a positive
+    w is at least bound = -w / v (a float rounding aside): only entries whose bound reaches
+    below the best score can win. So: take the vectorised minimum of `bound` per chunk of C
+    entries; compute exact scores (with log1p) in each row's most promising chunk, whose
+    minimum T is an actual score; then exact scores in every chunk whose bound is at most
+    T / (1 + slack) (slack 2**-16 covers the roundings, which are a few 2**-24). The winner
+    and its ties are in those chunks; every other entry scores strictly more than T. Rows
+    without a positive w (bound >= 0 everywhere: an empty residual) return min = bound's
+    minimum (>= 0) and token 0, for the caller's rerun. Reads the host (the chunk list).
+    """
+    r, V = w.shape
+    C = min(_MIN_CHUNK, V)
+    main = V - V % C
+    mins = bound[:, :main].unflatten(1, (main // C, C)).amin(dim=2)  # [r, main / C]
+    if main < V:
+        mins = torch.cat([mins, bound[:, main:].amin(dim=1, keepdim=True)], dim=1)
+    lowest, first_chunk = mins.min(dim=1)  # [r]
+    arange_r = torch.arange(r, device=w.device)
+    top, _ = _chunk_scores(w, t, arange_r, first_chunk, C)
+    limit = top.amin(dim=1) / (1.0 + _BOUND_SLACK) + _BOUND_FLOOR  # [r]; T <= limit
+    limit = torch.where(lowest < 0, limit, float("-inf"))  # no positive w: no candidates
+    rows, chunks = torch.nonzero(mins <= limit[:, None]).unbind(1)  # [m], sorted by row then chunk
+    scores, cols = _chunk_scores(w, t, rows, chunks, C)  # [m, C]
+    best = torch.where(lowest < 0, float("inf"), lowest).scatter_reduce_(0, rows, scores.amin(dim=1), "amin")
+    first = torch.where(scores == best[rows, None], cols, V).amin(dim=1)  # [m]
+    token = torch.full((r,), V, dtype=torch.int64, device=w.device).scatter_reduce_(0, rows, first, "amin")
+    return best, token.masked_fill_(token >= V, 0)
+
+
+def _race(target_probs, draft_probs, x_rej, p_row, q_row, has_residual, noise: _Noise, validate):
     """Exponential race over the one row each request samples, in blocks of R rows.
 
     p_row [B]: the target row each request samples; q_row [B]: its draft row (read only where
-    has_residual); x_rej [B]: the rejected draft token (one-hot drafts); log_noise(rows, out)
-    fills out [r, V] with -E for those requests. Returns (token [B] int64, stats): stats
+    has_residual); x_rej [B]: the rejected draft token (one-hot drafts); noise: the source of
+    -E for those requests. Returns (token [B] int64, stats): stats
     [4, B] float32 = (sum, min) of each request's target row and of its draft row (rows with a
     residual only), when validate.
 
@@ -302,12 +355,20 @@ def _race(target_probs, draft_probs, x_rej, p_row, q_row, has_residual, log_nois
                 xs = x_rej[rows, None]
                 kept = w.gather(1, xs) if residual is None else None
                 w.scatter_(1, xs, 0.0 if residual else torch.where(has_residual[rows, None], 0.0, kept))
-            e = _ws.buffer("sampler.log_noise", tuple(p.shape), torch.float32, device)
-            log_noise(rows, e)  # -E
-            best, tok = _first_min(w.div_(e))  # best < 0: some w / E > 0
-            if residual is not False and (residual is None or bool((best >= 0).any())):
-                _, tok_p = _first_min(p.div_(e))  # empty residual: race over p
-                tok = torch.where(best < 0, tok, tok_p)
+            e = _ws.buffer("sampler.noise", tuple(p.shape), torch.float32, device)
+            if validate and noise.seeded:  # host reads allowed: log1p only where an entry can win
+                noise.neg_uniform(rows, e)  # t = -v
+                bound = _ws.buffer("sampler.bound", tuple(p.shape), torch.float32, device)
+                best, tok = _bounded_min(w, e, torch.div(w, e, out=bound))
+                if residual is not False and bool((best >= 0).any()):
+                    _, tok_p = _bounded_min(p, e, torch.div(p, e, out=bound))  # empty residual: race over p
+                    tok = torch.where(best < 0, tok, tok_p)
+            else:
+                noise.log(rows, e)  # -E
+                best, tok = _first_min(w.div_(e))  # best < 0: some w / E > 0
+                if residual is not False and (residual is None or bool((best >= 0).any())):
+                    _, tok_p = _first_min(p.div_(e))  # empty residual: race over p
+                    tok = torch.where(best < 0, tok, tok_p)
             token[rows] = tok
     return token, stats
 
@@ -360,7 +421,7 @@ def _rejection_sample_torch(
     q_row = (cu[:-1] + n_acc).clamp(max=max(N - 1, 0))  # [B] its draft row (after a rejection)
     x_rej = x[q_row] if N else torch.zeros(B, dtype=torch.int64, device=device)  # [B]
     token, stats = _race(target_probs, draft_probs if N else None, x_rej, p_row, q_row, has_residual,
-                         _log_noise_source(noise, n_acc), validate)
+                         _Noise(noise, n_acc), validate)
     if validate:
         _check_row_stats("target_probs", p_row, stats[0], stats[1], torch.ones_like(has_residual), tol)
         if draft_probs is not None and N:
