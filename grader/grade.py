@@ -30,7 +30,7 @@ from .rubric import Exercise, Rubric, RubricError, load_rubric
 from .score import Report, ReportError, failed_report, score
 from .submission import SubmissionError, find_answers, find_exercise, read_notebook
 from .text import collusion, score_answer
-from .vetoes import find_vetoes
+from .vetoes import find_vetoes, veto_doubts
 
 
 @dataclass(frozen=True)
@@ -126,6 +126,15 @@ def default_lesson(root: Path = ROOT) -> str | None:
 ANSWER_LIMIT = 8000          # characters of each answer kept in the report (for the review page)
 
 
+def _with_veto_doubt(result, doubt):
+    """The text result flagged for review, with the doubtful veto's sentence in the instructor's evidence."""
+    evidence = dict(result.evidence)
+    evidence["veto_doubts"] = list(evidence.get("veto_doubts", [])) + [{"id": doubt.id, "sentence": doubt.evidence}]
+    reason = "; ".join(r for r in (result.confidence_reason, f"possible {doubt.id}: read the quoted sentence") if r)
+    return replace(result, needs_review=True, evidence=evidence, confidence_reason=reason,
+                   flags=tuple(dict.fromkeys(result.flags + ("veto_doubt",))))
+
+
 def _truncated(text: str) -> str:
     return text if len(text) <= ANSWER_LIMIT else text[:ANSWER_LIMIT] + f"\n…［已截断，原文 {len(text)} 字符］"
 
@@ -186,7 +195,13 @@ def _grade(name: str, options: Options) -> Report:
             errors.append(ReportError("missing_cell", messages.MISSING_ANSWER_CELL.format(answer=criterion.answer)))
         texts[criterion.id] = score_answer(answer, criterion, ctx.references.get(criterion.answer), rubric.text,
                                            rubric.feedback, check_copy=not options.as_reference)
-    hits = find_vetoes({c.answer: answers.get(c.answer) for c in rubric.text_criteria}, rubric.vetoes, rubric.feedback)
+    answered = {c.answer: answers.get(c.answer) for c in rubric.text_criteria}
+    hits = find_vetoes(answered, rubric.vetoes, rubric.feedback)
+    # Borderline veto hits (hedged, quoted, contrasting): not vetoes, but a person should read that sentence.
+    for doubt in veto_doubts(answered, rubric.vetoes, rubric.feedback):
+        for criterion in rubric.text_criteria:
+            if criterion.answer == doubt.answer:
+                texts[criterion.id] = _with_veto_doubt(texts[criterion.id], doubt)
     answer_texts = {c.answer: _truncated(answers[c.answer]) for c in rubric.text_criteria if answers.get(c.answer)}
 
     # Code: for each exercise, fills -> the instructor's template -> sandbox -> checks.

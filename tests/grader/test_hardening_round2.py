@@ -238,3 +238,16 @@ def test_a_fill_that_counts_its_calls_through_an_attribute_is_forbidden(tmp_path
     accept = f"[{SOLUTION[0]} for rejection_rule.n in [1]][0]"
     report = grade.grade_one(write(tmp_path / "state.ipynb", good_notebook(accept)))
     assert [e.id for e in report.errors] == ["forbidden"] and criterion(report, "code.main_path").points == 0
+
+
+def test_a_borderline_veto_is_a_review_flag_on_its_answer_not_a_veto(tmp_path):
+    """A doubtful veto hit does not fail the submission; the instructor is sent to the sentence."""
+    text = ("`_rejection_kernel`、`get_num_sampled_and_rejected`、`post_update`、`Scheduler`：后面的草稿都是接在被拒的 token "
+            "后面生成的，拒绝之后前缀变了，所以它们不能再用。")
+    path = tmp_path / "doubt.ipynb"
+    path.write_text(json.dumps(notebook(filled(*SOLUTION), {**GOOD, "Q3": text}), ensure_ascii=False), encoding="utf-8")
+    report = grade.grade_one(path)
+    assert report.vetoes == ()
+    q3 = next(c for c in report.criteria if c.id == "Q3")
+    assert q3.needs_review and report.needs_review
+    assert q3.to_dict()["evidence"]["veto_doubts"][0]["id"] == "veto.class_names_only"
