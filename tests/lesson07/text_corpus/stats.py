@@ -133,7 +133,7 @@ def report(name: str, entries: list[dict]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    paths = [Path(a) for a in argv] or [HERE / n for n in ("dev.yml", "holdout.yml", "fresh.yml", "fresh2.yml", "fresh3.yml")]
+    paths = [Path(a) for a in argv] or [HERE / n for n in ("dev.yml", "holdout.yml", "fresh.yml", "fresh2.yml", "fresh3.yml", "fresh4.yml")]
     seen: dict[str, str] = {}
     loaded, errors = {}, []
     for path in paths:
