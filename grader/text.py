@@ -175,14 +175,17 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
     raw = points
     if criterion.prose and (n_clauses < settings.min_sentences or (n_all >= 5 and 3 * n_clauses < n_all)):
         flags.append("keyword_list")             # too few asserting clauses, or a long list with few among them
-    share = 0.0
+    share, certain_copy = 0.0, False
     if check_copy and reference and len(compact(reference)) >= settings.copy_min_chars:
         share = copy_share(answer, reference, settings.copy_ngram)
         close, n_sent = paraphrase_share(answer, reference)
         aligned = aligned_share(answer, reference) if len(compact(answer)) >= settings.copy_min_chars else 0.0
-        if (share >= settings.copy_threshold or (n_sent >= 3 and close >= settings.paraphrase_threshold)
-                or aligned >= settings.aligned_copy):
+        # sentence-by-sentence closeness alone (short sentences of numbers) is no copy without shared characters
+        reworded = n_sent >= 3 and close >= settings.paraphrase_threshold and (share >= settings.copy_review or aligned >= 0.5)
+        if share >= settings.copy_threshold or reworded or aligned >= settings.aligned_copy:
             flags.append("copy")
+        # beyond doubt: near-verbatim, or most shingles shared and every sentence following a reference sentence
+        certain_copy = share >= settings.copy_certain or (share >= settings.copy_threshold and n_sent >= 4 and close >= 0.9)
     pasted = copy_share(answer, _rubric_text(criterion, feedback), settings.pasted_ngram)
     if pasted >= settings.copy_threshold or any(m in clean(answer) for m in _feedback_markers(feedback)):
         flags.append("pasted")
@@ -205,13 +208,13 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         reasons.append("陈述了已知误解：" + "；".join(m.label for m, _ in stated))
     if "false_formula" in flags and raw > criterion.false_formula_cap:
         reasons.append("有数值上不成立的等式")
-    if "copy" in flags and share < settings.copy_certain and raw > 0:
+    if "copy" in flags and not certain_copy and raw > 0:
         reasons.append(f"与参考答案重合 {share:.0%}（或逐句改写自参考答案）")
     if points == criterion.points and weak & set(_required(criterion, found, n_chars)):
         reasons.append("满分，但有的论断只在推测语气的句子里出现：" + "、".join(sorted(weak)))
     if (criterion.lines and points == 0 and not swapped and len(named_lines) == len(criterion.lines)
-            and sum(1 for c in criterion.claims if c.id in found) >= 2):
-        reasons.append("两个对象都点名了、也写了其他部分，却得 0 分：可能是没有识别出的行对应")
+            and not {"copy", "pasted"} & set(flags) and any(c.id in found for c in criterion.claims)):
+        reasons.append("两个对象都点名了、也写了其他部分，却得 0 分：可能是没有识别出的行对应或部分")
     if "pasted" in flags and raw > 0:
         reasons.append(f"与评分标准或反馈文字重合 {pasted:.0%}")
     if "copy" not in flags and share >= settings.copy_review:
