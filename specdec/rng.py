@@ -66,6 +66,7 @@ from specdec import workspace as _ws
 __all__ = [
     "request_keys", "accept_uniforms", "noise_keys", "exponential_noise", "exponential_from_bits",
     "noise_block_", "log_noise_block_", "neg_uniform_block_", "log_from_neg_uniform_",
+    "signed_uniform_block_", "neg_uniform_from_signed_",
     "hash32", "check_positions", "draft_sample", "tail_bias", "accept_bias",
     "VERIFIER_STREAM", "DRAFTER_STREAM", "MAX_POSITION",
 ]
@@ -292,6 +293,16 @@ def neg_uniform_block_(keys: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
       the unsigned fix, -v = t - ceil(t) for t in (-1/2, 1/2) (t - 0 = t exactly; t - 1 is
       rounded once, as v = s + 1 is).
     """
+    ceil = _ws.buffer("rng.tmp", tuple(out.shape), torch.int32, out.device).view(torch.float32)
+    return neg_uniform_from_signed_(signed_uniform_block_(keys, out), ceil)
+
+
+def signed_uniform_block_(keys: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """Fill out [r, V] (float32) with s = -(x + 1/2) 2**-32 in (-1/2, 1/2), x the bits read as int32.
+
+    The first 11 passes of `neg_uniform_block_` (the hash, then two float passes);
+    `neg_uniform_from_signed_` turns s into -v.
+    """
     r, V = out.shape
     device = out.device
     x = _ws.buffer("rng.bits", (r, V), torch.int32, device)
@@ -303,11 +314,14 @@ def neg_uniform_block_(keys: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     _xorshift_i32_(x, LB_SHIFT_2, tmp)
     x.mul_(_signed32(LB_MULT_2))
     _xorshift_i32_(x, LB_SHIFT_3, tmp)
-    ceil = tmp.view(torch.float32)
     out.copy_(x)  # float32(x), rounded to nearest
-    torch.add(_MINUS_HALF_STEP, out, alpha=-2.0**-32, out=out)  # t = -(float32(x) + 1/2) 2**-32, one rounding
-    torch.ceil(out, out=ceil)  # 1 where t > 0 (x < 0: the bits read unsigned are x + 2**32), else -0 or 0
-    return out.sub_(ceil)
+    return torch.add(_MINUS_HALF_STEP, out, alpha=-2.0**-32, out=out)  # -(float32(x) + 1/2) 2**-32, one rounding
+
+
+def neg_uniform_from_signed_(s: torch.Tensor, ceil: torch.Tensor) -> torch.Tensor:
+    """In place: s (from `signed_uniform_block_`, any shape) -> -v; ceil: float32 scratch like s."""
+    torch.ceil(s, out=ceil)  # 1 where s > 0 (x < 0: the bits read unsigned are x + 2**32), else -0 or 0
+    return s.sub_(ceil)
 
 
 def log_from_neg_uniform_(t: torch.Tensor) -> torch.Tensor:

@@ -23,8 +23,27 @@ Randomness comes from one of three places, chosen by keyword:
   per request for the same counter-based draws (so both backends use the same noise, with
   float32 resolution in the tail: see `rng.py` for the bias bound).
 
-The torch backend works through blocks of requests whose rows stay in cache: each sampled row
-is read once from memory, the noise never is (it is generated per block).
+The torch backend works through blocks of R = 2**20 // V requests (8 at V = 128256): each
+sampled row is gathered once into a reused buffer (`workspace.py`: no allocation, no page
+faults), its noise is generated in place (never stored), and one division and one vectorised
+minimum decide the race. With validate=True (the default; host reads are made anyway) it also
+groups residual and bonus requests (bonus rows never read a draft row), computes the
+logarithm of the noise only in the chunks of a row that can still win (`_bounded_min`: v <= E
+bounds every score, so log1p runs on a few hundred entries instead of V), and reruns the race
+over p only in a block where some residual is empty. With validate=False it issues no host
+read: every row gets the full race and the rerun.
+
+Cost on the course's 2-core CPU (B = 64, k = 4, V = 128256 float32, `benchmarks/bench_cpu.py`,
+ratios within one run): the default call takes about 2.5-3x one read of all its input rows
+(one read ~9-11 ms, the call ~25-32 ms; it was ~16x before the tail-exact noise, ~75x with
+its first version), the sync-free call ~3.5x. What is left is arithmetic, not memory: the
+call reads ~55 MB (the one target row per request, the draft row after a rejection) against
+the 296 MB of one read, but makes ~25 passes over the B x V sampled entries in torch eager
+(9 integer passes for the 32-bit hash, 4 to turn bits into -v, the residual, the division,
+the vectorised minimum, the validation sums and minima), each ~0.1-0.2 ns an entry per
+thread. The floor of this design in torch eager is the hash alone: 9 passes over 8.2 M
+entries, ~4-6 ms on two threads, i.e. about half of one read; a fused kernel (Triton on a GPU)
+does the whole race in one pass.
 """
 
 from __future__ import annotations
@@ -484,7 +503,8 @@ def rejection_sample(
         validate: check values as well as shapes (below). Needs host syncs; with
             validate=False and `max_num_draft_tokens` given (and seeds=, explicit randoms or a
             generator on the tensors' device) the call issues no host synchronisation and can
-            be captured in a CUDA graph.
+            be captured in a CUDA graph. On a CPU the validating call is the faster one: its
+            host reads let the race skip the logarithm where no entry can win (module doc).
         sum_tol: tolerance on each read row's sum; default `sum_tolerance(dtype, V)` (from the
             dtype's epsilon and V: accepts correctly normalised bf16/fp16/fp32 rows).
         max_num_draft_tokens: K >= max_i k_i, the output width minus one. Computed from

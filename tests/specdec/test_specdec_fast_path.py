@@ -30,6 +30,7 @@ def test_block_noise_is_the_reference_noise_bit_for_bit(V):
     t = rng.neg_uniform_block_(keys, torch.empty(len(EDGE_KEYS), V))
     assert bool((t < 0).all()) and bool((t >= -1).all())
     assert torch.equal(rng.log_from_neg_uniform_(t.clone()), -expected)
+    assert bool((-t <= expected).all())  # v <= E: the bound the bounded race relies on
 
 
 def test_block_noise_covers_every_bit_pattern_edge():
@@ -40,13 +41,11 @@ def test_block_noise_covers_every_bit_pattern_edge():
     x = torch.tensor(patterns, dtype=torch.int64)
     x32 = torch.where(x >= 2**31, x - 2**32, x).to(torch.int32)[None, :]
     out = torch.empty(1, len(patterns))
-    # neg_uniform_block_'s float part, applied to given bits (the hash is checked above).
-    ceil = torch.empty_like(out)
+    # signed_uniform_block_'s float part, applied to given bits (the hash is checked above).
     out.copy_(x32)
     torch.add(rng._MINUS_HALF_STEP, out, alpha=-2.0**-32, out=out)
-    torch.ceil(out, out=ceil)
-    out.sub_(ceil)
-    assert torch.equal(rng.log_from_neg_uniform_(out)[0], -rng.exponential_from_bits(x))
+    t = rng.neg_uniform_from_signed_(out, torch.empty_like(out))
+    assert torch.equal(rng.log_from_neg_uniform_(t)[0], -rng.exponential_from_bits(x))
 
 
 def test_first_min_is_torch_argmin():
