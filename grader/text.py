@@ -204,14 +204,24 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
 
     # Confidence: low where a doubtful finding decided the points (the points would be higher without it), where
     # a full score rests on weak evidence, and where a substantial answer scored low; high where the grader is sure.
-    if stated and raw > min(m.cap for m, _ in stated):
+    corroborated = bool(stated) and bool(false_formulas) and criterion.false_formula_cap is not None
+    if stated and raw > min(m.cap for m, _ in stated) and not corroborated:   # a false identity confirms it
         reasons.append("陈述了已知误解：" + "；".join(m.label for m, _ in stated))
-    if "false_formula" in flags and raw > criterion.false_formula_cap:
+    if "false_formula" in flags and raw > criterion.false_formula_cap and not corroborated:
         reasons.append("有数值上不成立的等式")
     if "copy" in flags and not certain_copy and raw > 0:
         reasons.append(f"与参考答案重合 {share:.0%}（或逐句改写自参考答案）")
     if points == criterion.points and weak & set(_required(criterion, found, n_chars)):
         reasons.append("满分，但有的论断只在推测语气的句子里出现：" + "、".join(sorted(weak)))
+    if points == criterion.points and criterion.prose:
+        required = [c for c in _required(criterion, found, n_chars) if found.get(c, (0, ""))[1] == "sentence"]
+        per_sentence: dict[int, int] = {}
+        for c in required:
+            per_sentence[found[c][0]] = per_sentence.get(found[c][0], 0) + 1
+        verified = {i for i, fs in enumerate(a.formulas) if any(f.holds for f in fs)}
+        packed = [i for i, n in per_sentence.items() if n >= 3 and i not in verified]   # no true identity backs it
+        if packed or (len(per_sentence) == 1 and len(required) >= 2):
+            reasons.append("满分，但几个论断都只出自同一句话：证据单薄")
     if (criterion.lines and points == 0 and not swapped and len(named_lines) == len(criterion.lines)
             and not {"copy", "pasted"} & set(flags) and any(c.id in found for c in criterion.claims)):
         reasons.append("两个对象都点名了、也写了其他部分，却得 0 分：可能是没有识别出的行对应或部分")
