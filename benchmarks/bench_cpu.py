@@ -15,7 +15,12 @@ from other processes on a shared machine hits all paths alike):
 - the kernel path: the torch backend alone (seeded draws prepared, no validation).
 
 Per path: the median and best wall time, minor page faults per call, and the median over rounds
-of (time / one read) and (time / copy_), each ratio taken within a round.
+of (time / one read) and (time / copy_), each ratio taken within a round. Then the same work on
+one thread timed by the calling thread's CPU clock: on a machine shared with other busy
+processes, a 2-thread torch op waits for its second thread whenever that thread has no core, so
+wall-time ratios of an arithmetic-bound call (hundreds of parallel ops) swing from ~3x to 15x
+with the load while one read (two ops, memory-bound) hardly moves; the 1-thread CPU-time ratio
+is the load-independent measure of the work.
 """
 
 from __future__ import annotations
@@ -82,6 +87,25 @@ def interleaved(paths: dict, rounds: int) -> dict:
     return {name: (times[name], faults[name] / rounds) for name in paths}
 
 
+def work_ratios(paths: dict, rounds: int) -> dict:
+    """{name: median CPU ms} on one thread, by the calling thread's CPU clock: time this process
+    spends waiting for a core (other processes on a shared machine) does not count."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for fn in paths.values():
+            fn()
+        times = {name: [] for name in paths}
+        for _ in range(rounds):
+            for name, fn in paths.items():
+                t0 = time.thread_time()
+                fn()
+                times[name].append(time.thread_time() - t0)
+    finally:
+        torch.set_num_threads(threads)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=64)
@@ -136,6 +160,11 @@ def main(argv=None) -> None:
         print(f"{name:<18} {statistics.median(times) * 1e3:9.2f} {min(times) * 1e3:8.2f} {faults:11.0f} "
               f"{r_read:10.2f} {r_copy:8.2f}")
     print()
+    work = work_ratios({name: paths[name] for name in ("floor: one read", "default call", "kernel path")},
+                       args.rounds)
+    print("work on one thread (CPU time of the calling thread, immune to waiting for a core): "
+          + "; ".join(f"{name} {t * 1e3:.1f} ms ({t / work['floor: one read']:.2f}x one read)"
+                      for name, t in work.items()))
     t_read = statistics.median(read)
     print(f"one read: {rows_bytes / t_read / 1e9:.1f} GB/s; copy_: {2 * p.numel() * 4 / statistics.median(copy) / 1e9:.1f} "
           "GB/s (read + write)")

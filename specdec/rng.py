@@ -315,7 +315,7 @@ def signed_uniform_block_(keys: torch.Tensor, out: torch.Tensor) -> torch.Tensor
     x.mul_(_signed32(LB_MULT_2))
     _xorshift_i32_(x, LB_SHIFT_3, tmp)
     out.copy_(x)  # float32(x), rounded to nearest
-    return torch.add(_MINUS_HALF_STEP, out, alpha=-2.0**-32, out=out)  # -(float32(x) + 1/2) 2**-32, one rounding
+    return torch.add(_minus_half_step(device), out, alpha=-2.0**-32, out=out)  # -(float32(x) + 1/2) 2**-32
 
 
 def neg_uniform_from_signed_(s: torch.Tensor, ceil: torch.Tensor) -> torch.Tensor:
@@ -347,7 +347,16 @@ def _vocab_words(V: int, device: torch.device) -> torch.Tensor:
     return words[:V]
 
 
-_MINUS_HALF_STEP = torch.tensor(-2.0**-33, dtype=torch.float32)  # CPU scalar tensor, usable on any device
+_MINUS_HALF_STEP = torch.tensor(-2.0**-33, dtype=torch.float32)
+_HALF_STEPS: dict = {}
+
+
+def _minus_half_step(device: torch.device) -> torch.Tensor:
+    """-2**-33 as a 0-dim float32 tensor on device (cached): the addend of the fused scaling."""
+    c = _HALF_STEPS.get(device)
+    if c is None:
+        c = _HALF_STEPS[device] = _MINUS_HALF_STEP.to(device)
+    return c
 
 
 # --------------------------------------------------------------------------------------------
