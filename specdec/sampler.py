@@ -34,16 +34,21 @@ over p only in a block where some residual is empty. With validate=False it issu
 read: every row gets the full race and the rerun.
 
 Cost on the course's 2-core CPU (B = 64, k = 4, V = 128256 float32, `benchmarks/bench_cpu.py`,
-ratios within one run): the default call takes about 2.5-3x one read of all its input rows
-(one read ~9-11 ms, the call ~25-32 ms; it was ~16x before the tail-exact noise, ~75x with
-its first version), the sync-free call ~3.5x. What is left is arithmetic, not memory: the
-call reads ~55 MB (the one target row per request, the draft row after a rejection) against
-the 296 MB of one read, but makes ~25 passes over the B x V sampled entries in torch eager
-(9 integer passes for the 32-bit hash, 4 to turn bits into -v, the residual, the division,
-the vectorised minimum, the validation sums and minima), each ~0.1-0.2 ns an entry per
-thread. The floor of this design in torch eager is the hash alone: 9 passes over 8.2 M
-entries, ~4-6 ms on two threads, i.e. about half of one read; a fused kernel (Triton on a GPU)
-does the whole race in one pass.
+ratios within one run). Quiet machine: one read of all input rows 8.6-11 ms, the default call
+26-32 ms, i.e. 2.85-3.1x one read (~16x before the tail-exact noise, as the issue measured it;
+~75x for its first version, on a loaded machine); the sync-free call (full race) ~3.5-3.9x. On one
+thread, by CPU time (what the work costs, whatever the load): 2.8x one read for the default
+call, 4.2x for the sync-free torch path. With other processes busy on the same two cores the
+wall-time ratio swings to 10-40x: each of the call's few hundred 2-thread torch ops waits for
+its second thread whenever that thread has no core, while one read is two memory-bound ops.
+So 3x holds on a quiet machine, just; it is not a margin. What is left is arithmetic, not
+memory: the call reads ~55 MB (one target row per request, the draft row after a rejection)
+against one read's 296 MB, but makes ~24 passes over the B x V = 8.2 M sampled entries in torch
+eager (9 integer passes for the 32-bit hash, 4 to turn bits into -v, gather, residual,
+division, vectorised minimum, validation sums and minima), each ~0.07-0.2 ns an entry on one
+thread. The floor of this design in torch eager is the hash alone, 9 passes (~1 ns an entry on
+one thread: ~4-5 ms on two, about half of one read), plus the gathers of the rows read; a
+fused kernel (Triton on a GPU) does the race in one pass over those rows.
 """
 
 from __future__ import annotations
