@@ -35,13 +35,14 @@ read: every row gets the full race and the rerun.
 
 Cost on the course's 2-core CPU (B = 64, k = 4, V = 128256 float32, `benchmarks/bench_cpu.py`,
 ratios within one run). Quiet machine: one read of all input rows 8.6-11 ms, the default call
-26-32 ms, i.e. 2.85-3.1x one read (~16x before the tail-exact noise, as the issue measured it;
-~75x for its first version, on a loaded machine); the sync-free call (full race) ~3.5-3.9x. On one
-thread, by CPU time (what the work costs, whatever the load): 2.8x one read for the default
-call, 4.2x for the sync-free torch path. With other processes busy on the same two cores the
-wall-time ratio swings to 10-40x: each of the call's few hundred 2-thread torch ops waits for
-its second thread whenever that thread has no core, while one read is two memory-bound ops.
-So 3x holds on a quiet machine, just; it is not a margin. What is left is arithmetic, not
+26-32 ms, i.e. 2.85-3.45x one read in different runs (~16x before the tail-exact noise, as the
+issue measured it; ~75x for its first version, on a loaded machine); the sync-free call (full
+race) ~3.8-4.7x. On one thread, by CPU time (what the work costs, whatever the load): 2.8-2.9x
+one read for the default call, 4.2x for the sync-free torch path. With other processes busy on
+the same two cores the wall-time ratio swings to 10-40x: each of the call's few hundred
+2-thread torch ops waits for its second thread whenever that thread has no core, while one
+read is two memory-bound ops. So 3x is at the edge of what this design reaches in torch
+eager, met in some quiet runs and missed by up to 15% in others. What is left is arithmetic, not
 memory: the call reads ~55 MB (one target row per request, the draft row after a rejection)
 against one read's 296 MB, but makes ~24 passes over the B x V = 8.2 M sampled entries in torch
 eager (9 integer passes for the 32-bit hash, 4 to turn bits into -v, gather, residual,
