@@ -198,7 +198,8 @@ def _grade(name: str, options: Options) -> Report:
     answered = {c.answer: answers.get(c.answer) for c in rubric.text_criteria}
     hits = find_vetoes(answered, rubric.vetoes, rubric.feedback)
     # Borderline veto hits (hedged, quoted, contrasting): not vetoes, but a person should read that sentence.
-    for doubt in veto_doubts(answered, rubric.vetoes, rubric.feedback):
+    doubts = veto_doubts(answered, rubric.vetoes, rubric.feedback)
+    for doubt in doubts:
         for criterion in rubric.text_criteria:
             if criterion.answer == doubt.answer:
                 texts[criterion.id] = _with_veto_doubt(texts[criterion.id], doubt)
@@ -207,10 +208,13 @@ def _grade(name: str, options: Options) -> Report:
     # Code: for each exercise, fills -> the instructor's template -> sandbox -> checks.
     checks: list[CheckResult] = []
     problems: dict[str, str | None] = {}
+    used: set[str] = set()            # cells already graded as another exercise
     for ex in ctx.exercises:
         optional = not ex.exercise.scored
         try:
             submitted, how = find_exercise(notebook, ex.exercise.id, ex.template)
+            if how == "similarity" and submitted in used:
+                raise SubmissionError("missing_cell", messages.MISSING_EXERCISE.format(exercise=ex.exercise.id))
         except SubmissionError as exc:
             if optional:
                 problems[ex.exercise.id] = messages.OPTIONAL_NOT_ATTEMPTED
@@ -218,6 +222,11 @@ def _grade(name: str, options: Options) -> Report:
             errors.append(ReportError(exc.error_id, exc.message))
             problems[ex.exercise.id] = exc.message
             continue
+        if how == "similarity" and optional and not _matches_template(ex, submitted):
+            # A challenge found only by resemblance and not even its template: nobody attempted it.
+            problems[ex.exercise.id] = messages.OPTIONAL_NOT_ATTEMPTED
+            continue
+        used.add(submitted)
         if how == "similarity":
             warnings.append(messages.FOUND_BY_SIMILARITY.format(exercise=ex.exercise.id))
         run = run_code(ctx, ex, submitted, options)
@@ -229,8 +238,16 @@ def _grade(name: str, options: Options) -> Report:
         errors.extend(run.errors)
     hidden = (sum(e.suite.hidden_count for e in ctx.exercises), sum(e.suite.hidden_calls for e in ctx.exercises))
     report = score(rubric, name, checks=checks, code_problem=problems, texts=texts, vetoes=hits, errors=errors,
-                   override=override, hidden=hidden, warnings=tuple(warnings))
+                   override=override, hidden=hidden, warnings=tuple(warnings), doubts=doubts)
     return replace(report, answers=answer_texts)
+
+
+def _matches_template(ex: ExerciseContext, submitted: str) -> bool:
+    try:
+        extract_fills(ex.template, submitted)
+    except IntegrityError:
+        return False
+    return True
 
 
 def _untouched(ex: ExerciseContext, submitted: str) -> bool:

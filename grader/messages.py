@@ -17,6 +17,7 @@ MISSING_METADATA = "笔记本缺少 metadata.course.lesson，无法确定是哪�
 UNKNOWN_LESSON = "找不到课程 {name!r}（评分器可用的课程：{known}）"
 BAD_LESSON = "课程或评分标准有误：{error}"
 MISSING_ANSWER_CELL = "找不到问题 {answer} 的答案单元"
+MISSING_EXERCISE = "找不到练习单元 {exercise!r}（没有带它的 course_id 的代码单元，也没有与它的模板相近的另一个单元）"
 OPTIONAL_NOT_ATTEMPTED = "未作答（选做题，不计入总分）"
 FOUND_BY_SIMILARITY = ("练习单元 {exercise} 的元数据丢失，评分器按内容找到了最像模板的代码单元；"
                        "请教师确认评的是正确的单元。")

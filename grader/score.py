@@ -122,6 +122,7 @@ class Report:
     optional: tuple[CriterionScore, ...] = ()       # a challenge's criteria: reported, not counted
     warnings: tuple[str, ...] = ()                  # things an instructor should look at (needs_review)
     vetoes_confirmed: dict = field(default_factory=dict)    # veto id -> {"by", "at"?}: a person kept it
+    veto_doubts: tuple = ()                         # doubtful veto hits nobody has decided yet (VetoHit)
     pass_problems: tuple[str, ...] = ()             # why the pass rule did not hold, in words
     pass_rule: dict | None = None                   # the rule as data, for the reports
     pending: bool = False                           # the outcome depends on doubtful points or an unconfirmed veto
@@ -166,6 +167,9 @@ class Report:
             out["warnings"] = list(self.warnings)
         if self.vetoes_cleared:
             out["vetoes_cleared"] = [dict(v) for v in self.vetoes_cleared]
+        if self.veto_doubts:   # possible vetoes for a person to confirm (confirm_vetoes) or clear (clear_vetoes)
+            out["veto_doubts"] = [{"id": v.id, "evidence": v.evidence, "answer": v.answer, "message": v.message}
+                                  for v in self.veto_doubts]
         if self.override_note:
             out["override_note"] = self.override_note
         return out
@@ -230,7 +234,8 @@ def pass_problems(rubric, total: int, items, vetoes, errors) -> list[str]:
 
 def score(rubric, submission: str, *, checks: list[CheckResult] = (), code_problem: str | dict | None = None,
           texts: dict | None = None, vetoes: list[VetoHit] = (), errors: list[ReportError] = (),
-          override: Override | None = None, hidden: tuple[int, int] = (0, 0), warnings: tuple[str, ...] = ()) -> Report:
+          override: Override | None = None, hidden: tuple[int, int] = (0, 0), warnings: tuple[str, ...] = (),
+          doubts: list[VetoHit] = ()) -> Report:
     """The report for one submission. `texts`: criterion id -> TextResult (missing ones score 0).
     `code_problem`: why every code criterion is 0 (a string), or per exercise id (a dict)."""
     by_id = {(c.exercise or rubric.exercise.id, c.id): c for c in checks}
@@ -246,6 +251,10 @@ def score(rubric, submission: str, *, checks: list[CheckResult] = (), code_probl
             item = CriterionScore(criterion.id, criterion.title, "text", 0, criterion.points, "未评分（提交无法读取）")
         (optional if criterion.optional else items).append(_apply_override(item, override))
     decided = override.veto_decision if override else (lambda veto_id: None)
+    # A doubtful veto (grader/vetoes.py: veto_doubts) is a veto only once a person confirms it; until
+    # somebody decides, it counts as an undecided veto for pending_review.
+    vetoes = tuple(vetoes) + tuple(d for d in doubts if decided(d.id) == "confirmed")
+    open_doubts = tuple(d for d in doubts if decided(d.id) is None)
     kept = tuple(v for v in vetoes if decided(v.id) != "cleared")
     dropped = tuple({"id": v.id, "evidence": v.evidence, "by": override.by, **({"at": override.at} if override.at else {})}
                     for v in vetoes if decided(v.id) == "cleared")
@@ -258,14 +267,15 @@ def score(rubric, submission: str, *, checks: list[CheckResult] = (), code_probl
     needs_review = (any(item.needs_review for item in items + optional) or bool(undecided)
                     or (bool(warnings) and override is None) or any(e.id == "internal" for e in errors))
     rule = rubric.pass_rule
-    pending = pending_review(rubric, items, undecided, errors, confirmed=tuple(v for v in kept if v.id in confirmed))
+    pending = pending_review(rubric, items, undecided + open_doubts, errors,
+                             confirmed=tuple(v for v in kept if v.id in confirmed))
     return Report(submission=submission, lesson=rubric.lesson, score=total, max_score=rubric.max_score,
                   threshold=rule.min_score, passed=not why_not and not pending, needs_review=needs_review,
                   criteria=tuple(items), vetoes=kept, errors=tuple(errors), checks=tuple(checks), vetoes_cleared=dropped,
                   override_note=override.note if override else "", hidden_checks=hidden[0], hidden_calls=hidden[1],
                   optional=tuple(optional), warnings=tuple(warnings), pass_problems=tuple(why_not),
                   pass_rule={"min_score": rule.min_score, "require": list(rule.require), "no_vetoes": rule.no_vetoes},
-                  pending=pending, vetoes_confirmed=confirmed)
+                  pending=pending, vetoes_confirmed=confirmed, veto_doubts=open_doubts)
 
 
 def _with_points(item: CriterionScore, points: int) -> CriterionScore:

@@ -147,7 +147,9 @@ def _scan(answers: dict, vetoes, feedback: dict | None) -> list[VetoHit]:
                     first = next((s for s in sentences(text) if any(n in s for n in names)), None)
                     evidence = first or template.format(names="、".join(names[:8]))
                     prose = argument_tokens(text, names)
-                    kind = "veto" if prose < _NAMES_ONLY_TOKENS else "doubt" if prose < _ARGUMENT_TOKENS else None
+                    # Many names and no word about who holds or changes a state: with a real argument beside
+                    # them it is not clearly the veto, so a person reads it (a doubt), never silence.
+                    kind = "veto" if prose < _NAMES_ONLY_TOKENS else "doubt"
             if evidence is not None and kind is not None:
                 hits.append(VetoHit(veto.id, answer_id, _quote(evidence), veto.message, certain=kind == "veto"))
     return hits

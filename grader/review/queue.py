@@ -133,6 +133,9 @@ def build_queue(reports: list[dict], lookup: Lookup | None = None, *, read_noteb
         criteria = [c for c in report.get("criteria") or [] if isinstance(c, dict) and isinstance(c.get("id"), str)]
         answers = report.get("answers") if isinstance(report.get("answers"), dict) else None
         vetoes = [v for v in report.get("vetoes") or [] if isinstance(v, dict) and v.get("id") and not v.get("confirmed")]
+        # Doubtful vetoes are decided the same way (confirm or clear), so they go in the same list.
+        vetoes += [{**v, "message": "（可能的否决，评分器不确定）" + str(v.get("message") or "")}
+                   for v in report.get("veto_doubts") or [] if isinstance(v, dict) and v.get("id")]
         collusion = [c for c in report.get("collusion") or [] if isinstance(c, dict)]
         status = report.get("status")
         answer_of = {}

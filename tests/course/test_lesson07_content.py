@@ -286,6 +286,7 @@ def test_random_draws_are_seeded():
 
 def test_committed_solution_shows_the_computed_corrections():
     nb = nbformat.read(ROOT / "solutions" / "lesson07.ipynb", as_version=4)
-    text = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    text = "\n".join(o.get("text", "") + o.get("data", {}).get("text/markdown", "")
+                     for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "约为 1.37×" in text  # c = 0.05, γ = 4, α = 0.4 is still above break-even
     assert "['7/10', '3/10']" in text  # the worked example, exactly

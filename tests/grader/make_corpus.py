@@ -52,8 +52,8 @@ def notebook(code: str | None, answers: dict | None) -> dict:
                    in ("exercise", "question", "answer")]
     for cell in nb["cells"]:
         meta = cell.get("metadata", {})
-        if meta.get("course_role") == "exercise" and code is not None:
-            cell["source"] = code
+        if meta.get("course_role") == "exercise" and meta.get("course_id") == "rejection-rule" and code is not None:
+            cell["source"] = code            # the challenge's cell (multi-draft) stays untouched: not attempted
         if meta.get("course_role") == "answer" and answers is not None:
             cell["source"] = answers.get(meta.get("course_id"), cell["source"])
     return nb
@@ -198,15 +198,17 @@ def corpus() -> dict:
     references = {c.course_id: c.source for c in lesson.find("reference")}
     add("text_copied_reference", notebook(filled(*SOLUTION), references), passed=False, score=3, errors=[], vetoes=[],
         description="the reference answers copied verbatim: no argument of the student's, 0 (GUIDE.md)")
-    add("text_partial", notebook(filled(*SOLUTION), PARTIAL), passed=False, score=6, errors=[], vetoes=[], needs_review=False,
-        description="answers with some of the required points")
+    add("text_partial", notebook(filled(*SOLUTION), PARTIAL), passed=False, score=[4, 6], errors=[], vetoes=[],
+        description="answers with some of the required points (by GUIDE.md 0-1 each; the grader may be a point low)")
     for veto_id, (question, sentence) in VETO_SENTENCES.items():
         add("veto_" + veto_id.split(".", 1)[1], notebook(filled(*SOLUTION), with_sentence(good, question, sentence)),
             passed=False, score=10, errors=[], vetoes=[veto_id], needs_review=True, description=f"triggers {veto_id}")
     names_only = dict(good)
     names_only["Q3"] = NAMES_ONLY_Q3
     add("veto_class_names_only", notebook(filled(*SOLUTION), names_only), passed=False, score=[9, 10], errors=[],
-        vetoes=["veto.class_names_only"], needs_review=True, description="Q3 recites names without who owns which state")
+        vetoes=[], needs_review=True,
+        description="Q3 recites names without who owns which state, beside a short argument: a veto doubt, so "
+                    "pending_review until a person confirms or clears it")
     return items
 
 

@@ -105,4 +105,5 @@ def test_pseudo_code_with_an_argument_is_not_a_class_names_veto(rubric):
             "left out of p, illegal drafts can be accepted and the residual can resample them, so the grammar is broken; "
             "a skipped penalty gives the unpenalised distribution exactly, a systematic bias and not float noise.")
     assert find_vetoes({"Q2": text}, rubric.vetoes, rubric.feedback) == []
-    assert veto_doubts({"Q2": text}, rubric.vetoes, rubric.feedback) == []
+    # Many names and no state word: never silent, at most a doubt that a person reads.
+    assert [d.id for d in veto_doubts({"Q2": text}, rubric.vetoes, rubric.feedback)] in ([], ["veto.class_names_only"])
