@@ -107,8 +107,7 @@ class HiddenContext:
 class Suite:
     exercise: str
     checks: tuple[Check, ...]
-    calls_wire: tuple = field(repr=False, default=())      # every check's calls, encoded once
-    calls_json: str = field(repr=False, default="[]")      # the same, serialized once per process
+    calls_json: str = field(repr=False, default="[]")      # every check's calls, wire-encoded and serialized once
 
     @property
     def hidden_count(self) -> int:
@@ -161,8 +160,8 @@ def build_suite(path: Path, builder: str, context: HiddenContext) -> Suite:
     ids = [c.id for c in checks]
     if len(set(ids)) != len(ids):
         raise ChecksError(f"{path}: {builder}: duplicate check ids")
-    calls = tuple(tuple(wire.encode(a) for a in args) for check in checks for args in check.calls)
-    return Suite(context.exercise, checks, calls, json.dumps(calls, separators=(",", ":")))
+    calls = [[wire.encode(a) for a in args] for check in checks for args in check.calls]
+    return Suite(context.exercise, checks, json.dumps(calls, separators=(",", ":")))
 
 
 def judge_suite(suite: Suite, outcomes: Sequence[Outcome]) -> list[CheckResult]:

@@ -57,10 +57,6 @@ class Context:
     def template(self) -> str:       # the first scored exercise's (single-exercise lessons)
         return self.exercises[0].template
 
-    @property
-    def suite(self) -> Suite:
-        return self.exercises[0].suite
-
 
 @dataclass(frozen=True)
 class Options:

@@ -421,7 +421,6 @@ def _regions(drafts, qs, ps):
 
 
 def _distribution_groups(rng: random.Random, count: int):
-    groups = []
     for n in range(count):
         size, k = (2, 1 + n % 3) if n % 2 == 0 else (3, 1 + n % 2)
         target, draft = _bigram(rng, size), _bigram(rng, size)
@@ -442,7 +441,6 @@ def _distribution_groups(rng: random.Random, count: int):
             for us, w in _regions(seq, qs, ps):
                 calls.append((list(seq), qs, ps, us))
                 meta.append(weight * w)
-        groups.append((size, k, target, tuple(meta), len(calls)))
         yield calls, (size, k, target, tuple(meta))
 
 
