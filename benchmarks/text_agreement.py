@@ -8,7 +8,9 @@ on points, the confusion matrix per question (rows: the person's points, columns
 review rate (answers with needs_review, a veto, or a veto doubt: grader/vetoes.veto_doubts) and the dangerous errors:
 - wrong_full: a wrong answer (the person gave less than full marks) at full marks without review;
 - full_zero: a full answer (the person gave full marks) at 0 without review;
-- false_veto / missed_veto: a veto the person did not give, or one the person gave that did not fire.
+- false_veto / missed_veto: a veto the person did not give, or one the person gave that neither fired nor
+  was raised as a doubt (a doubt quotes the sentence and makes the submission pending_review: a person
+  decides it). Vetoes left to a person as a doubt are counted separately.
 `--show` lists the disagreements of every corpus read.
 
 `--cv` cross-validates the engine's tunable thresholds (the confidence and copy settings of `text:`):
@@ -74,15 +76,18 @@ def summarise(rows: list[dict]) -> dict:
         "wrong_full": [r["id"] for r in rows if r["want"] < r["max"] and r["got"] == r["max"] and not r["review"]],
         "full_zero": [r["id"] for r in rows if r["want"] == r["max"] and r["got"] == 0 and not r["review"]],
         "false_veto": [r["id"] for r in rows if set(r["got_vetoes"]) - set(r["want_vetoes"])],
-        "missed_veto": [r["id"] for r in rows if set(r["want_vetoes"]) - set(r["got_vetoes"])],
+        "missed_veto": [r["id"] for r in rows if set(r["want_vetoes"]) - set(r["got_vetoes"]) - set(r["doubts"])],
     }
+    # a veto the grader did not raise but left to a person as a doubt (the submission is pending_review)
+    vetoes_doubted = [r["id"] for r in rows if (set(r["want_vetoes"]) - set(r["got_vetoes"])) & set(r["doubts"])]
     confusion = {}
     for q in sorted({r["question"] for r in rows}):
         counts = Counter((r["want"], r["got"]) for r in rows if r["question"] == q)
         top = max(r["max"] for r in rows if r["question"] == q)
         confusion[q] = [[counts.get((w, g), 0) for g in range(top + 1)] for w in range(top + 1)]
     return {"answers": n, "exact": exact, "agreement": exact / n if n else 0.0, "review": review,
-            "review_rate": review / n if n else 0.0, "dangerous": dangerous, "confusion": confusion}
+            "review_rate": review / n if n else 0.0, "dangerous": dangerous, "vetoes_doubted": vetoes_doubted,
+            "confusion": confusion}
 
 
 def load(name: str) -> list[dict] | None:
@@ -139,7 +144,7 @@ def print_summary(name: str, s: dict) -> None:
         for w, row in enumerate(matrix):
             print(f"  {'':9} p{w}{'':12}" + " ".join(f"{v:2d}" for v in row))
     counts = {k: len(v) for k, v in s["dangerous"].items()}
-    print(f"dangerous errors: {counts}")
+    print(f"dangerous errors: {counts}; vetoes left to a person as a doubt: {len(s['vetoes_doubted'])}")
 
 
 def main(argv=None) -> int:

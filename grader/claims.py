@@ -8,6 +8,8 @@ evidence rules; a rule is a list of terms that must all be found, asserted, in o
   class as data: every way the answers say "accept", "the real prefix", "add up" …);
 - `{value: "min(p, q)"}` is found when the sentence contains an expression with that value on random
   distributions (grader/formulas.py), written with at least the same operations;
+- `{unless: pattern}`: the rule does not hold in a sentence this pattern matches (a misconception's
+  wording that is right about another subject: "草稿一侧不同只影响接受率" is not "不一致只影响接受率");
 - a term's match counts only when it is not negated in its clause and the sentence is not a
   question; misconception rules also skip sentences that name what they say as a misunderstanding.
 
@@ -37,6 +39,7 @@ class Term:
     pattern: re.Pattern | None = None
     value: str | None = None           # a canonical expression
     raw: bool = False                  # the pattern carries its own negation: only cues before it count
+    unless: bool = False               # `{unless: pattern}`: the rule does not hold in a sentence this matches
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,8 @@ class TextSettings:
     substantial_chars: int = 80                # asserted characters from which a 0 is not certain (low confidence)
     aligned_copy: float = 0.85                 # share of the answer's characters aligned, in order, with the reference: a reworded copy
     hedges: re.Pattern | None = None           # hedge cues (我觉得, 好像, maybe …): a claim found only in a hedged sentence is weak evidence
+    instance: re.Pattern | None = None         # a worked numerical example: a claim found only there is not shown in general
+    contrast: re.Pattern | None = None         # a turn (但, however …): a claim whose sentence turns may be taken back in it
 
 
 @dataclass(frozen=True)
@@ -237,6 +242,8 @@ def _rules(data: dict, where: str, concepts: dict | None = None) -> tuple[Rule, 
                 except fm.Unparseable:
                     raise TextRubricError(f"{at}.value: the formula front end cannot parse {term['value']!r}") from None
                 terms.append(Term(value=term["value"]))
+            elif isinstance(term, dict) and set(term) == {"unless"}:
+                terms.append(Term(pattern=_regex(expand(term["unless"], concepts, at), f"{at}.unless"), unless=True))
             elif isinstance(term, dict) and set(term) == {"raw"}:
                 terms.append(Term(pattern=_regex(expand(term["raw"], concepts, at), f"{at}.raw"), raw=True))
             else:
@@ -274,7 +281,8 @@ def parse_settings(data: dict, where: str = "text") -> TextSettings:
     scope = Scope(predicates, _alternatives(data.get("negation"), f"{where}.negation"),
                   _alternatives(data.get("scope_breakers"), f"{where}.scope_breakers"),
                   _alternatives(data.get("question"), f"{where}.question"),
-                  _alternatives(data.get("distancing"), f"{where}.distancing"))
+                  _alternatives(data.get("distancing"), f"{where}.distancing"),
+                  _alternatives(data["negation_after"], f"{where}.negation_after") if data.get("negation_after") else None)
     num = lambda key, kind=int: _need(data, key, kind if kind is int else (int, float), where)  # noqa: E731
     return TextSettings(scope, num("min_sentences"), num("copy_ngram"), float(num("copy_threshold", float)),
                         float(num("copy_review", float)), float(num("copy_certain", float)),
@@ -282,7 +290,9 @@ def parse_settings(data: dict, where: str = "text") -> TextSettings:
                         float(num("collusion_threshold", float)), num("collusion_min_chars"), num("long_answer_chars"),
                         _concepts(data, where), int(data.get("substantial_chars", 80)),
                         float(data.get("aligned_copy", 0.85)),
-                        _alternatives(data["hedges"], f"{where}.hedges") if data.get("hedges") else None)
+                        _alternatives(data["hedges"], f"{where}.hedges") if data.get("hedges") else None,
+                        _alternatives(data["instance"], f"{where}.instance") if data.get("instance") else None,
+                        _alternatives(data["contrast"], f"{where}.contrast") if data.get("contrast") else None)
 
 
 def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCriterion:
@@ -395,7 +405,9 @@ def rule_sentence(rules: tuple[Rule, ...], a: Analysed, scope: Scope, misconcept
         if i in skip or s.question or (prose and not a.asserting[i]) or (misconception and s.distanced):
             continue
         for rule in rules:
-            found = [_term_found(t, s, a.exprs[i], scope) for t in rule.terms]
+            if any(t.unless and t.pattern.search(s.low) for t in rule.terms):
+                continue
+            found = [_term_found(t, s, a.exprs[i], scope) for t in rule.terms if not t.unless]
             if all(f is not None for f in found):
                 return i
     return None

@@ -24,7 +24,8 @@ Only these names, single letters and numbers may remain (anything else is "unpar
 eval'd). Each parsed side is evaluated with numpy on random strictly positive distributions p, q
 (and random reals for any other single letter, so `min(a, b) + max(0, a - b) = a` is checked too).
 An equation *holds* when consecutive sides agree on every trial; it is reported false only when it
-is unconditional and uses nothing but the known quantities, else its truth is unknown (None).
+is unconditional and uses nothing but the known quantities, else its truth is unknown (None). A side
+that is a number other than 0 and 1 is a worked example's value (`1 − Σ min(p, q) = 0.3`): unknown too.
 """
 from __future__ import annotations
 
@@ -138,7 +139,8 @@ def _plus_parts(text: str) -> str:
             j -= 1
         if j < 0:
             raise Unparseable(text)
-        text = text[:j] + "Max(0, " + text[j + 1:k] + ")" + text[k + 3:]
+        rest = re.sub(r"^\(\s*[a-z](?:_?\w)?\s*\)", "", text[k + 3:])    # (p − q)_+(y): the argument of the part
+        text = text[:j] + "Max(0, " + text[j + 1:k] + ")" + rest
 
 
 def _event(m: re.Match) -> str:
@@ -459,9 +461,19 @@ def extract(sentence: str, bindings: dict | None = None) -> tuple[list[Formula],
     return formulas, exprs
 
 
+def _instance_value(e: Expr) -> bool:
+    """A number other than 0 and 1: the value of a worked example (`1 − Σ min(p, q) = 0.3`), not a general side."""
+    try:
+        return bool(e.expr.is_number) and e.expr not in (0, 1)
+    except (AttributeError, TypeError):
+        return False
+
+
 def _holds(a: Expr, b: Expr, conditional: bool) -> bool | None:
     if same_value(a, b):
         return True
+    if _instance_value(a) or _instance_value(b):
+        return None                       # a general expression equal to an example's number: cannot tell
     if a.free or b.free or conditional or not (a.heads | b.heads) - {"O"}:
         return None                       # unknown symbols, a condition, or no key quantity: cannot tell
     if ("r" in a.heads | b.heads) and (proportional(a, b) or proportional(b, a)):

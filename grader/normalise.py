@@ -1,7 +1,7 @@
 """Normalisation of free-text answers, before any rule sees them. Pure.
 
-`clean` keeps the answer readable (for quoting): NFKC (full-width letters, digits and punctuation
-become ASCII), every invisible character removed (zero-width spaces and joiners, soft hyphens, bidi
+`clean` keeps the answer readable (for quoting): Unicode subscripts as `_` subscripts (xⱼ -> x_j), NFKC
+(full-width letters, digits and punctuation become ASCII), every invisible character removed (zero-width spaces and joiners, soft hyphens, bidi
 marks, BOM: Unicode category Cf, plus the variation selectors), one kind of dash, one kind of
 space. `plain` is what the rules match: `clean`, then markdown markup and LaTeX markup turned into
 plain text and plain math (`\\min\\{a, b\\}` -> `min(a, b)`, `\\frac{a}{b}` -> `(a)/(b)`, `\\cdot` -> `·`,
@@ -28,9 +28,15 @@ def _invisible(ch: str) -> bool:
     return unicodedata.category(ch) == "Cf" or 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF or code == 0x034F
 
 
+# Unicode subscripts (xⱼ, pᵢ, x₁, yⱼ₋₁) as the underscore subscripts students also type (x_j, p_i, x_1, y_j-1);
+# NFKC alone would run them into the letter (xj).
+_SUBSCRIPTS = re.compile("[\u2080-\u209c\u1d62-\u1d6a\u2c7c]+")
+
+
 def clean(text: str | None) -> str:
     """NFKC, invisible characters removed, one dash, ordinary spaces; case and markup kept."""
-    text = unicodedata.normalize("NFKC", text or "")
+    text = _SUBSCRIPTS.sub(lambda m: "_" + m[0], text or "")
+    text = unicodedata.normalize("NFKC", text)
     text = "".join(ch for ch in text if not _invisible(ch) and (ch in "\n\t" or unicodedata.category(ch) != "Cc"))
     text = text.translate(_DASHES).translate(_QUOTES)
     return _SPACES.sub(" ", text)
@@ -114,9 +120,17 @@ def simplified(text: str, use_library: bool = True) -> str:
     return text.translate(_HANT)
 
 
+# Chinese written against Latin letters or digits ("q和p", "_rejection_kernel干的活"): a space between them, as
+# mixed text is usually typeset, so that word boundaries and `q(?![-\w])` mean the same in both spellings.
+_CJK_LATIN = re.compile(r"(?<=[\u3400-\u9fff])(?=[A-Za-z0-9_`])|(?<=[A-Za-z0-9_`])(?=[\u3400-\u9fff])")
+# A positive part written with a plain plus, "(p−q)+" or "(p-q)+(y)": the same as (p−q)_+.
+_PLAIN_PLUS_PART = re.compile(r"\)\+(?=\s*(?:$|[;；,，。=)\]]|\((?:[a-z]|[a-z]_?\w)\)))", re.MULTILINE)
+
+
 def readable(text: str | None) -> str:
     """clean, markdown and LaTeX markup removed (LaTeX as plain math), case kept: what evidence quotes."""
     text = _MARKDOWN.sub("", _LINE_MARK.sub("", latex_to_plain(clean(text))))
+    text = _PLAIN_PLUS_PART.sub(")_+", _CJK_LATIN.sub(" ", text))
     return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 
 

@@ -51,6 +51,8 @@ class Veto:
     none: tuple[re.Pattern, ...] = ()
     min_identifiers: int = 3
     answers: tuple[str, ...] = ()              # answer course_ids it reads; empty: every answer
+    doubt: tuple[re.Pattern, ...] = ()         # one matches a run of clauses with no `none` / `doubt_none` there: a doubt
+    doubt_none: tuple[re.Pattern, ...] = ()    # what clears a doubt besides `none` (a turn: 但…仍然正确)
 
 
 @dataclass(frozen=True)
@@ -309,7 +311,7 @@ def _veto(data, path: Path, where: str) -> Veto:
     veto = Veto(id=r.get("id", str), title=r.get("title", str), message=r.get("message", str), scope=scope,
                 all=r.patterns("all"), any=r.patterns("any"), none=r.patterns("none"),
                 min_identifiers=r.get("min_identifiers", int, 3),
-                answers=tuple(str(a) for a in r.get("answers", list, [])))
+                answers=tuple(str(a) for a in r.get("answers", list, [])), doubt=r.patterns("doubt"), doubt_none=r.patterns("doubt_none"))
     if scope not in ("sentence", "identifiers"):
         r.fail("scope", f"expected 'sentence' or 'identifiers', got {scope!r}")
     if scope == "sentence" and not (veto.all or veto.any):

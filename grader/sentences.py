@@ -1,6 +1,7 @@
 """Sentences and clauses of an answer, the predicate test, and negation / question scope. Pure.
 
-An answer (already `normalise.readable`) is split into sentences at 。！？；!?; and line breaks, and
+An answer (already `normalise.readable`) is split into sentences at 。！？；!?; and line breaks (not one right
+after a comma: a sentence wrapped over two lines is one sentence), and
 at a full stop followed by a space; a sentence into clauses at ，,、：: outside parentheses (the
 commas in `min(p, q)` do not split). Rules match the lower-cased sentence.
 
@@ -8,7 +9,8 @@ commas in `min(p, q)` do not split). Rules match the lower-cased sentence.
   sign (= ≤ ≥ < > ≠ ∝ ≈, or an arrow → ⇒ read as "gives") between two terms. A noun list has neither.
 - A match is *negated* when a negation cue (不…, 没有, 无需, 并非, not, no, never, without, n't …)
   occurs in its clause before the end of the match, with no scope breaker (时, 的话, 之后, if, when …)
-  between the cue and the match. Compounds that are not negations of the claim (不同, 不再, 不等于,
+  between the cue and the match, or when a cue that negates what precedes it (无关, 不成立, is
+  irrelevant …: the rubric's `negation_after`) follows the match in its clause. Compounds that are not negations of the claim (不同, 不再, 不等于,
   不合法, 不存在 …) are not cues; the rubric lists the cues and the compounds.
 - A sentence is a *question* when it ends with ? / ？ or a clause carries a question particle.
 - A sentence *distances itself* from what it says when it names it as a misunderstanding (误解,
@@ -21,14 +23,20 @@ from dataclasses import dataclass
 
 from .normalise import readable, simplified
 
-_SENTENCE_END = re.compile(r"[。！？!?；;]+|\n+|(?<=[a-z)\]\d])\.(?=\s|$)")
+# A line break ends a sentence unless the line ends with a clause mark (a sentence wrapped after a comma).
+_SENTENCE_END = re.compile(r"[。！？!?；;]+|(?<![，,、：:（(])\n+|(?<=[a-z)\]\d])\.(?=\s|$)")
 _CLAUSE_MARKS = "，,、：:"
 # Punctuation of any kind (sentence or clause): a long piece without any uses its spaces as punctuation.
 _ANY_PUNCT = re.compile(r"[。！？!?；;，,、：:.]")
+_PARENTHESISED = re.compile(r"\([^()]*\)|（[^（）]*）")   # min(1,p/q): its comma is no punctuation of the prose
 _CJK_SPACE = re.compile(r"(?<=[\u3400-\u9fff]) +(?=[\u3400-\u9fff])")
 _UNPUNCTUATED_CHARS = 40
 # 并不是, 也不是, 根本不: the cue negates the statement, even where the term lists the word as its own.
 _EMPHATIC = re.compile(r"(并|根本|绝|从来|\bdoes|\bis|\bdo|\bare)\s*$")
+# A bare verb negator with its verb and 的 before the match (没截断的那个分布, 未处理的分布) modifies the noun;
+# 没有/不是/并非 … 的 still negate it (没有显式的回滚).
+_VERB_NEGATORS = {"没", "未"}
+_MODIFIER = re.compile(r"[\u4e00-\u9fff]{1,6}的(?!话)")
 _RELATION = re.compile(r"[\w)\]|]\s*(=|≤|≥|<|>|≠|∝|≈|→|⇒)\s*[\w(\[|Σ∑-]")
 
 
@@ -41,6 +49,7 @@ class Scope:
     breakers: re.Pattern
     question: re.Pattern
     distancing: re.Pattern
+    negation_after: re.Pattern | None = None   # cues that negate what comes before them (与马尔可夫性无关, is irrelevant)
 
 
 @dataclass(frozen=True)
@@ -74,7 +83,7 @@ def split_sentences(text: str, scope: Scope) -> list[Sentence]:
     pieces.append(text[start:])
     pieces = [part for piece in pieces for part in _unpunctuated(piece)]
     for piece in pieces:
-        stripped = piece.strip()
+        stripped = re.sub(r"\s*\n\s*", " ", piece.strip())     # a wrapped sentence reads as one line
         if not re.search(r"\w", stripped):
             continue
         simple = simplified(stripped)
@@ -88,7 +97,10 @@ def split_sentences(text: str, scope: Scope) -> list[Sentence]:
 def _unpunctuated(piece: str) -> list[str]:
     """A long piece with no punctuation at all, whose Chinese runs are separated by spaces, uses the spaces
     as its punctuation: 「…算的 可是被拒以后… 所以…」 is several sentences, not one."""
-    if len(piece.strip()) < _UNPUNCTUATED_CHARS or _ANY_PUNCT.search(piece):
+    bare = piece
+    while _PARENTHESISED.search(bare):
+        bare = _PARENTHESISED.sub("", bare)
+    if len(piece.strip()) < _UNPUNCTUATED_CHARS or _ANY_PUNCT.search(bare):
         return [piece]
     return _CJK_SPACE.split(piece)
 
@@ -128,7 +140,15 @@ def negated(sentence: Sentence, start: int, end: int, scope: Scope, own: re.Patt
         if own is not None and at >= start and own.match(sentence.low, at) and not _EMPHATIC.search(sentence.low[:at]):
             continue
         after = region[cue.end():max(cue.end(), start - c_start)]
+        if cue.group() in _VERB_NEGATORS and _MODIFIER.match(after):
+            continue                          # 没截断的那个分布: a negated modifier, not a negation of the noun
         if not scope.breakers.search(after):
+            return True
+    if scope.negation_after is not None:       # 「这跟马尔可夫性无关」: the cue follows the match in its clause
+        _, c_end = sentence.clause_at(start)
+        tail = sentence.low[end:c_end]
+        cue = scope.negation_after.search(tail)
+        if cue and not scope.breakers.search(tail[:cue.start()]):
             return True
     return False
 

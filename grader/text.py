@@ -215,6 +215,16 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         reasons.append("满分，但有的论断只在推测语气的句子里出现：" + "、".join(sorted(weak)))
     if points == criterion.points and criterion.prose:
         required = [c for c in _required(criterion, found, n_chars) if found.get(c, (0, ""))[1] == "sentence"]
+        # a full score resting on a worked example (numbers, not the general case) or on a sentence that turns
+        # (但, however: the claim may be taken back in the same sentence) is a person's call
+        if settings.instance is not None:
+            shown = sorted(c for c in required if settings.instance.search(sentences[found[c][0]].low))
+            if shown:
+                reasons.append("满分，但有的论断只在数值例子里出现（例子不是一般情形的论证）：" + "、".join(shown))
+        if settings.contrast is not None:
+            turned = sorted(c for c in required if settings.contrast.search(sentences[found[c][0]].low))
+            if turned:
+                reasons.append("满分，但有的论断所在的句子有转折，可能在同一句里被推翻：" + "、".join(turned))
         per_sentence: dict[int, int] = {}
         for c in required:
             per_sentence[found[c][0]] = per_sentence.get(found[c][0], 0) + 1
@@ -231,8 +241,8 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         reasons.append(f"与参考答案部分重合（{share:.0%}）")
     if "keyword_list" in flags and raw > points:
         reasons.append("像关键词罗列：论断没有写成句子")
-    if "swapped" in flags:
-        reasons.append("两行与对象的对应可能颠倒")
+    if "swapped" in flags and any(ln.id in found for ln in criterion.lines):
+        reasons.append("两行与对象的对应可能颠倒")     # one line right, one crossed: a clean swap (both crossed) is certain
     if (not reasons and not flags and criterion.prose and points < criterion.points
             and n_chars >= settings.long_answer_chars and level_gap <= 1):
         reasons.append("答案较长但只差一个论断未被识别，可能是表述方式不同")

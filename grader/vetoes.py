@@ -46,15 +46,16 @@ _MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$", re.DOTALL)
 # subscripts of at most 3 characters each. Real identifiers (num_sampled, _rejection_kernel) are longer.
 _MATH_SYMBOL = re.compile(r"_?[a-z]{1,4}(?:_[a-z0-9]{1,3})+")
 _LATEX_WORDS = {"prod", "sum", "min", "max", "frac", "log", "exp", "cdot", "text", "mathrm", "left", "right", "mid"}
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|\n+|(?<=[a-z)\d])\.(?=\s|$)")
+_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<![，,、：:（(])\n+|(?<=[a-z)\d])\.(?=\s|$)")   # a line wrapped after a comma goes on
 # A sentence that draws the conclusion of the ones before it.
 _CONCLUSION = re.compile(r"^\s*(所以|因此|因而|于是|故而|从而|由此|可见|therefore|thus|hence|so\b|consequently)", re.IGNORECASE)
 _HEDGE = re.compile(r"我觉得|我猜|我认为|大概|也许|或许|可能|好像|似乎|应该是|不太确定|不确定|\bi think\b|\bi guess\b|\bmaybe\b|"
                     r"\bperhaps\b|\bprobably\b|\bmight\b|\bnot sure\b", re.IGNORECASE)
 _CONTRAST = re.compile(r"但|不过|然而|可是|却|\bbut\b|\bhowever\b|\byet\b|\balthough\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[,，;；:：]")
 _QUOTED = re.compile(r"[\"“「『][^\"”」』]{4,}[\"”」』]")
 # An ownership word followed only by a demonstrative object says nothing about a state.
-_VAGUE_OBJECT = re.compile(r"\s*(?:了|着)?\s*(?:这|那|此|该|其|上述|\bit\b|\bthis\b|\bthat\b|\bthese\b|\bthose\b|\bthe (?:job|task|problem)\b)",
+_VAGUE_OBJECT = re.compile(r"\s*(?:了|着)?\s*(?:$|[。.!！?？;；,，、]|这|那|此|该|其|上述|\bit\b|\bthis\b|\bthat\b|\bthese\b|\bthose\b|\bthe (?:job|task|problem)\b)",
                            re.IGNORECASE)
 _NAMES_ONLY_TOKENS = 24      # fewer prose tokens outside the names than this: the names stand in for the argument
 _ARGUMENT_TOKENS = 40        # this many or more: the answer argues besides naming (no hit); in between: a doubt
@@ -71,7 +72,7 @@ class VetoHit:
 
 def sentences(text: str) -> list[str]:
     """The answer's sentences, normalised for reading (LaTeX as plain math), for quoting."""
-    return [s.strip() for s in _SENTENCE_END.split(readable(text)) if s and s.strip()]
+    return [" ".join(s.split()) for s in _SENTENCE_END.split(readable(text)) if s and s.strip()]
 
 
 def _windows(sents: list[str]) -> list[tuple[str, str]]:
@@ -84,14 +85,29 @@ def _windows(sents: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+def _clause_runs(norm: str, longest: int = 5) -> list[str]:
+    """Runs of up to `longest` consecutive clauses of a sentence (split at commas and semicolons)."""
+    clauses = [c for c in _CLAUSE.split(norm) if c.strip()]
+    return [" ".join(clauses[i:j]) for i in range(len(clauses)) for j in range(i + 1, min(len(clauses), i + longest) + 1)]
+
+
+def _doubt_hit(veto, norm: str) -> bool:
+    """One of the veto's looser `doubt` patterns matches a run of clauses with no `none` or `doubt_none` pattern in
+    that run: the wording is near the veto without being clearly it (a negation elsewhere in the sentence does
+    not clear it)."""
+    clear = veto.none + veto.doubt_none
+    return bool(veto.doubt) and any(any(p.search(run) for p in veto.doubt) and not any(p.search(run) for p in clear)
+                                    for run in _clause_runs(norm))
+
+
 def _sentence_hit(veto, sentence: str) -> str | None:
-    """"veto", "doubt" (a hedged, quoted or contrasting hit) or None."""
+    """"veto", "doubt" (a hedged, quoted or contrasting hit, or one near the veto's wording) or None."""
     norm = plain(sentence)
     if not all(p.search(norm) for p in veto.all) or any(p.search(norm) for p in veto.none):
-        return None
+        return "doubt" if _doubt_hit(veto, norm) else None
     spans = [m for m in (p.search(norm) for p in veto.any) if m]
     if veto.any and not spans:
-        return None
+        return "doubt" if _doubt_hit(veto, norm) else None
     if spans and all(_CONTRAST.search(m.group()) for m in spans):
         return "doubt"
     if _HEDGE.search(norm) or _QUOTED.search(clean(sentence)):

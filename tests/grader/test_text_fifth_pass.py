@@ -1,0 +1,156 @@
+"""Text scoring, fifth pass (issue 8): mixed Chinese/Latin spacing, plain-plus positive parts, wrapped
+lines, parenthesised commas in unpunctuated answers, `unless` terms, veto doubts near a veto's wording,
+clause-local negation, and the two confidence rules (a worked example, a sentence that turns)."""
+import re
+
+import pytest
+
+from grader.claims import Rule, Term, rule_sentence, analyse
+from grader.formulas import canonical
+from grader.normalise import plain, readable
+from grader.sentences import split_sentences
+from grader.text import score_answer
+from grader.vetoes import find_vetoes, veto_doubts
+
+
+def grade(ctx, criterion_id, answer):
+    c = ctx.rubric.criterion(criterion_id)
+    return score_answer(answer, c, ctx.references.get(c.answer), None, ctx.rubric.feedback)
+
+
+def test_chinese_against_latin_letters_gets_a_space():
+    assert readable("第一个空是_rejection_kernel干的活") == "第一个空是 _rejection_kernel 干的活"
+    assert plain("q和p很接近") == "q 和 p 很接近"
+    assert readable("min(p, q) 与 max(0, p-q)") == "min(p, q) 与 max(0, p-q)"
+
+
+@pytest.mark.parametrize("text, want", [
+    ("Σ(p−q)+；", "Σ(p-q)_+;"),
+    ("(p-q)+(y)", "(p-q)_+(y)"),
+    ("min(p,q)+(p-q)+=p", "min(p,q)+(p-q)_+=p"),
+])
+def test_a_positive_part_with_a_plain_plus(text, want):
+    assert readable(text) == want
+
+
+def test_a_plus_between_two_terms_stays_an_addition():
+    assert readable("min(p(y),q(y)) + (p(y)-q(y))_+ = p(y)") == "min(p(y),q(y)) + (p(y)-q(y))_+ = p(y)"
+    assert readable("(a)+b") == "(a)+b"
+
+
+def test_the_argument_of_a_positive_part_is_not_a_factor():
+    assert str(canonical("(p-q)_+(y)").expr) == "Max(0, p - q)"
+
+
+def test_a_line_wrapped_after_a_comma_is_one_sentence(rubric):
+    text = "处理得越一致，接受率就越高，\n输出也就越接近用户想要的分布。\n下一句。"
+    sentences = split_sentences(text, rubric.text.scope)
+    assert [s.text for s in sentences] == ["处理得越一致,接受率就越高, 输出也就越接近用户想要的分布。", "下一句。"]
+
+
+def test_commas_inside_parentheses_do_not_stop_an_unpunctuated_answer_from_splitting(rubric):
+    text = ("一条路是草稿被接受 概率是q(y)乘min(1,p/q)化简成min(p,q) 另一条是被拒了再从残差里抽 "
+            "两条加起来刚好等于p")
+    assert len(split_sentences(text, rubric.text.scope)) == 3     # one piece if the commas of min(1,p/q) counted
+
+
+def test_an_unless_term_keeps_a_rule_from_a_sentence(rubric):
+    scope = rubric.text.scope
+    rule = Rule((Term(pattern=re.compile("影响接受率")), Term(pattern=re.compile("草稿一侧"), unless=True)))
+    for text, want in [("不一致只会影响接受率。", 0), ("草稿一侧不同只会影响接受率。", None)]:
+        a = analyse(split_sentences(text, scope), scope)
+        assert rule_sentence((rule,), a, scope, misconception=True) == want
+
+
+@pytest.mark.parametrize("sentence", [
+    "处理得越一致，接受率就越高，输出也就越接近用户想要的分布。",
+    "能不能接受后面的 token，要看草稿模型的质量。",
+    "如果草稿模型足够强，后面的 token 接受了，输出也是正确的。",
+    "草稿是从 target 蒸馏来的，两边很接近，被拒的极少，所以输出和 p 基本一致。",
+    "换了 EAGLE 以后吞吐翻了好几倍。",
+    "这套核所有 GPU 都能跑。",
+])
+def test_wordings_near_a_veto_are_at_least_a_doubt(rubric, sentence):
+    hits = find_vetoes({"Q2": sentence}, rubric.vetoes, rubric.feedback)
+    doubts = veto_doubts({"Q2": sentence}, rubric.vetoes, rubric.feedback)
+    assert hits or doubts, sentence
+
+
+@pytest.mark.parametrize("sentence", [
+    "草稿越接近 target 只是接受得越多，并不会让输出更正确。",
+    "不一致只会降低接受率，但输出依然是正确的。",
+    "这个等式对任何自回归模型都成立。",
+    "接受率高只影响速度，正确性来自拒绝校正。",
+    "论文报告在特定条件下最高快 3 倍。",
+])
+def test_right_statements_near_a_veto_raise_nothing(rubric, sentence):
+    assert find_vetoes({"Q2": sentence}, rubric.vetoes, rubric.feedback) == []
+    assert veto_doubts({"Q2": sentence}, rubric.vetoes, rubric.feedback) == []
+
+
+def test_a_negation_in_another_clause_does_not_clear_a_universal_claim(rubric):
+    text = "因为是 Triton 写的，这套核所有模型、所有 GPU 都能直接跑，不用任何适配。"
+    assert [h.id for h in find_vetoes({"code-map": text}, rubric.vetoes, rubric.feedback)] == ["veto.universal_support"]
+    negated = "并不是所有模型、所有 GPU 都能直接跑，要先查支持矩阵。"
+    assert find_vetoes({"code-map": negated}, rubric.vetoes, rubric.feedback) == []
+
+
+def test_an_ownership_word_without_an_object_does_not_save_a_list_of_names(rubric):
+    text = "`_rejection_kernel`、`_insert_resampled_kernel`、`get_num_sampled_and_rejected`、`post_update` 这几个负责。"
+    assert [h.id for h in find_vetoes({"Q3": text}, rubric.vetoes, rubric.feedback)] == ["veto.class_names_only"]
+
+
+def test_a_full_score_resting_on_a_worked_example_is_reviewed(ctx):
+    text = ("取 p = [0.7, 0.3]，q = [0.4, 0.6]。草稿抽到 1 的概率 0.6，接受概率 0.5，所以总拒绝概率是 1 − Σ min(p, q) = 0.3，"
+            "残差 max(0, p − q) = [0.3, 0]，拒绝路径贡献 0.3。\n"
+            "接受路径是 min(p, q)，拒绝路径是 max(0, p − q)，两条路径加起来就是 p。")
+    r = grade(ctx, "Q1", text)
+    assert r.points == 2 and r.confidence == "low" and "数值例子" in r.confidence_reason and r.needs_review
+
+
+def test_a_full_score_resting_on_a_sentence_that_turns_is_reviewed(ctx):
+    text = ("拒绝采样的结论是输出分布就是验证器用的 p，所以 p 必须是 target 做完 penalty、top-p、mask 之后的分布。"
+            "要是漏了 top-p，输出就会一直是没截断的那个分布，这是系统性偏差。"
+            "被 mask 禁掉的 token 在 p 里概率为 0，但残差会把草稿的质量挪给它，它照样能被抽出来。")
+    r = grade(ctx, "Q2", text)
+    assert r.points == 2 and r.confidence == "low" and "转折" in r.confidence_reason
+
+
+def test_a_clean_swap_is_certain(ctx):
+    clean = ("第一行对应 `_resample_kernel`，第二行对应 `_rejection_kernel`，都在 rejection_sampler_utils.py，"
+             "由 rejection_sample 启动。")
+    r = grade(ctx, "code.source_map", clean)
+    assert r.points == 0 and "swapped" in r.flags and r.confidence == "high"
+
+
+def test_unicode_subscripts_read_as_underscore_subscripts():
+    assert readable("草稿 xⱼ 和 pⱼ、qⱼ 行，y₁…yₙ，xⱼ₋₁") == "草稿 x_j 和 p_j、q_j 行,y_1...y_n,x_j-1"
+    assert readable("(p−q)⁺") == "(p-q)_+"
+
+
+@pytest.mark.parametrize("sentence, negated", [
+    ("这跟马尔可夫性无关，用的是链式法则。", True),
+    ("The Markov property has nothing to do with it.", True),
+    ("自回归生成是马尔可夫链。", False),
+])
+def test_a_cue_after_the_match_negates_it(ctx, sentence, negated):
+    r = grade(ctx, "Q3", sentence)
+    assert ("markov_chain" in [m["id"] for m in r.evidence["misconceptions"]]) is not negated
+
+
+def test_a_not_a_is_no_negation_and_a_negated_modifier_does_not_negate_its_noun(rubric):
+    from grader.sentences import negated
+    scope = rubric.text.scope
+    s = split_sentences("草稿那边做不做 top-p 都行，只要 q 是它真抽样的分布。", scope)[0]
+    assert not negated(s, s.low.index("真抽样"), s.low.index("真抽样") + 3, scope)
+    s = split_sentences("不加的话输出的就是没截断的那个分布。", scope)[0]
+    assert not negated(s, s.low.index("分布"), s.low.index("分布") + 2, scope)
+    s = split_sentences("被拒位置的槽位没有显式的回滚。", scope)[0]
+    assert negated(s, s.low.index("回滚"), s.low.index("回滚") + 2, scope)
+
+
+def test_a_worked_examples_number_is_not_a_false_identity():
+    from grader.formulas import extract
+    formulas = extract("所以总拒绝概率 1 − Σ min(p, q) = 0.3。")[0]
+    assert formulas and all(f.holds is None for f in formulas)
+    assert [f.holds for f in extract("min(p, q) + max(0, q - p) = p")[0]] == [False]
