@@ -11,7 +11,8 @@ evidence rules; a rule is a list of terms that must all be found, asserted, in o
 - `{unless: pattern}`: the rule does not hold in a sentence this pattern matches (a misconception's
   wording that is right about another subject: "草稿一侧不同只影响接受率" is not "不一致只影响接受率");
 - a term's match counts only when it is not negated in its clause and the sentence is not a
-  question; misconception rules also skip sentences that name what they say as a misunderstanding.
+  question; misconception rules also skip sentences that name what they say as a misunderstanding, and
+  text in quotation marks (「…」, "…": a wrong claim mentioned, not stated).
 
 A claim is also found through `formulas`: a true equation in the answer with the same two sides as
 one of the listed identities. A misconception is also found through its `formulas`: the answer
@@ -24,7 +25,7 @@ say which line a sentence speaks about (grader/codemap.py); each line is then a 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import formulas as fm
 from .sentences import Scope, Sentence, asserting_clauses, negated
@@ -357,6 +358,7 @@ def parse_text_rubric(data: dict, where: str = "") -> dict[str, TextCriterion]:
 
 
 # --- matching -------------------------------------------------------------------------------------
+_QUOTED = re.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"]*\"")
 @dataclass
 class Analysed:
     """One answer, split and with its formulas extracted, reused by every rule."""
@@ -404,6 +406,8 @@ def rule_sentence(rules: tuple[Rule, ...], a: Analysed, scope: Scope, misconcept
     for i, s in enumerate(a.sentences):
         if i in skip or s.question or (prose and not a.asserting[i]) or (misconception and s.distanced):
             continue
+        if misconception:                     # a misconception in quotation marks is mentioned, not stated
+            s = replace(s, low=_QUOTED.sub(lambda m: " " * len(m[0]), s.low))
         for rule in rules:
             if any(t.unless and t.pattern.search(s.low) for t in rule.terms):
                 continue

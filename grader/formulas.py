@@ -82,8 +82,8 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _ALLOWED = _KNOWN | {"Min", "Max", "S", "log", "exp"}
 
 # Event probabilities written with words inside P(...): which event, by its words (after Simplified conversion).
-_EVENT = re.compile(r"(?<![A-Za-z])P\s*\(([^()=]{0,40}?)\)")
-_EV_ACCEPT = re.compile(r"接受|通过|accept|keep|kept", re.IGNORECASE)
+_EVENT = re.compile(r"(?<![A-Za-z])P\s*\(((?:[YX]\s*=\s*y\s*,\s*)?[^()=]{0,40}?)\)")
+_EV_ACCEPT = re.compile(r"接受|通过|accept|\bacc\b|keep|kept", re.IGNORECASE)
 _EV_REJECT = re.compile(r"拒|reject|rej\b", re.IGNORECASE)
 _EV_OUTPUT = re.compile(r"(?<![A-Za-z])y(?![A-Za-z])|输出|output|emit")
 _EV_WORDS = re.compile(r"[\u3400-\u9fff]|[A-Za-z]{2,}")
@@ -145,7 +145,7 @@ def _plus_parts(text: str) -> str:
 
 def _event(m: re.Match) -> str:
     """`P(接受且输出y)` -> ` A `, ... ; P(...) with math inside (P(y), P(X = y)) is left as it is."""
-    inner = m[1]
+    inner = re.sub(r"^[YX]\s*=\s*y\s*,", "y,", m[1])       # P(Y = y, acc): the output is y
     if not _EV_WORDS.search(inner.replace("y_out", "")):
         return m[0]
     acc, rej, out = _EV_ACCEPT.search(inner), _EV_REJECT.search(inner), _EV_OUTPUT.search(inner)
@@ -400,9 +400,16 @@ def _expr(chunk: str) -> Expr | None:
 _P_ACC = re.compile(r"(?<![A-Za-z])P_\(?(?:acc|accept(?:ed|ance)?)\)?(?![A-Za-z])")
 
 
+# An enumerator of the steps, (1) or (iii) before a space, is no factor of the formula after it.
+_ENUMERATOR = re.compile(r"(?:^|(?<=[\s。.;；:：,，]))\((?:\d{1,2}|[ivIV]{1,4})\)(?=\s)")
+# Pr[rej], Prob(accept, y), P[y, acc], ℙ(…): the same event probabilities as P(…).
+_PROB = re.compile(r"(?<![A-Za-z])(?:Pr|Prob|P|ℙ)\s*\[([^\[\]]{0,40})\]|(?<![A-Za-z])(?:Pr|Prob|ℙ)\s*\(")
+
+
 def prepare(sentence: str) -> str:
     """The sentence's math in the front end's spelling: array notation, event probabilities, possessives cut."""
-    text = array_notation(sentence)
+    text = _PROB.sub(lambda m: f"P({m[1]})" if m[1] is not None else "P(", _ENUMERATOR.sub(" ", sentence))
+    text = array_notation(text)
     text = _EVENT.sub(_event, text)
     text = _P_ACC.sub(" C ", text)
     return _POSSESSIVE.sub("\u22a5 ", text)          # `r 的分母`: r is not a side (⊥ is not math)
@@ -429,9 +436,10 @@ def extract(sentence: str, bindings: dict | None = None) -> tuple[list[Formula],
         relations = _RELATION.findall(text)
         defined = set()                      # relation indexes that are definitions (name = expr)
         for n, part in enumerate(parts):
-            name = part.strip()
+            name = part.split(",")[-1].strip()     # 「r(y) = …/Z, Z = Σ …」: the name after the last comma
             if (n < len(relations) and relations[n] == "=" and _DEFINED.fullmatch(name + "=")
-                    and name not in _NOT_BINDABLE and not (len(name) == 1 and name.isascii())):
+                    and name not in _NOT_BINDABLE
+                    and not (len(name) == 1 and name.isascii() and (name.islower() or name in _KNOWN))):
                 value_part = _substitute(parts[n + 1], bindings)
                 rhs = _chunks(value_part)[0]
                 if rhs and _expr(rhs[0]) is not None:

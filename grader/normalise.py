@@ -69,9 +69,13 @@ def _command(m: re.Match) -> str:
     return out + " " if nxt.isalpha() or nxt == "\\" else out
 
 
+# A starred name (p^\star, p^*, p^{*}, p⋆): the distribution after processing, the same p to the rules.
+_STARRED = re.compile(r"(?<=[A-Za-z])\^\{?\s*(?:\\star|\\ast|\*|⋆)\s*\}?|(?<=[A-Za-z])⋆")
+
+
 def latex_to_plain(text: str) -> str:
     """LaTeX math markup -> the plain notation students also type (`min(p, q)`, `(a)/(b)`, `Σ_v`)."""
-    text = text.replace(r"\{", "(").replace(r"\}", ")")
+    text = _STARRED.sub("", text.replace(r"\{", "(").replace(r"\}", ")"))
     text = _SIZING.sub(lambda m: (m[1] or "").lstrip("\\").replace(".", ""), text)
     text = _PLUS_PART.sub(r"\1_+", text)
     for _ in range(4):

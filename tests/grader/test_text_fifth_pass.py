@@ -154,3 +154,42 @@ def test_a_worked_examples_number_is_not_a_false_identity():
     formulas = extract("所以总拒绝概率 1 − Σ min(p, q) = 0.3。")[0]
     assert formulas and all(f.holds is None for f in formulas)
     assert [f.holds for f in extract("min(p, q) + max(0, q - p) = p")[0]] == [False]
+
+
+def test_pr_brackets_and_step_enumerators_in_formulas():
+    from grader.formulas import extract
+    assert [f.holds for f in extract(readable("(3) min(p, q) + (p - q)_+ = p"))[0]] == [True]
+    assert [f.holds for f in extract(readable("Pr[rej] = Σ_x min(p(x), q(x))"))[0]] == [False]
+    assert [f.holds for f in extract(readable("(i) Pr[Y=y, acc] = min(p(y), q(y))"))[0]] == [True]
+
+
+def test_a_starred_distribution_is_read_as_p():
+    assert readable(r"$p^\star(x)=0$，$(p^{*}-q)_+$") == "p(x)=0,(p-q)_+"
+    assert readable("a*b, x^2") == "a*b, x^2"
+
+
+@pytest.mark.parametrize("text", [
+    "也不存在「q(x) = 0 导致除零」的问题：q(x) = 0 的 token 根本不会被提议。",
+    "有人会说「自回归是马尔可夫链」——这不对，理由是链式法则。",
+])
+def test_a_quoted_or_disowned_misconception_is_not_stated(ctx, text):
+    r = grade(ctx, "Q3" if "马尔可夫" in text else "Q2", text)
+    assert r.evidence["misconceptions"] == []
+
+
+def test_english_wrapped_mid_sentence_is_one_sentence_but_formula_lines_are_not(rubric):
+    scope = rubric.text.scope
+    assert len(split_sentences("So p must be\nthe target distribution after all processing.", scope)) == 1
+    assert len(split_sentences("1) P(acc) = min(p, q)\n2) r(y) = max(0, p - q)/Z", scope)) == 2
+
+
+def test_is_none_is_no_negation(ctx):
+    text = ("第一行对应 `_rejection_kernel`，第二行对应 `_resample_kernel`。when draft_logits is None the kernel treats "
+            "q as one-hot at the draft token; the kernel never computes min(1, p/q), it compares logs.")
+    r = grade(ctx, "code.source_map", text)
+    assert {"difference", "difference_residual"} <= set(r.matched)
+
+
+def test_a_mask_only_sentence_is_not_the_general_processing_claim(ctx):
+    text = "掩码施加在 target 上后，非法 token 的 p(x) = 0，必定被拒。如果 p 没加掩码，非法 token 就可能被接受。"
+    assert "p_processed" not in grade(ctx, "Q2", text).matched
