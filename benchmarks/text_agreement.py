@@ -55,7 +55,8 @@ def grade_corpus(entries: list[dict], overrides: dict | None = None) -> list[dic
     rows = []
     for e in entries:
         criterion = criteria[e["question"]]
-        result = score_answer(e["answer"], criterion, ctx.references.get(e["question"]), None, ctx.rubric.feedback)
+        result = score_answer(e["answer"], criterion, ctx.references.get(e["question"]), None, ctx.rubric.feedback,
+                              lesson_text=ctx.prose)
         hits = find_vetoes({e["question"]: e["answer"]}, ctx.rubric.vetoes, ctx.rubric.feedback)
         vetoes = sorted({h.id for h in hits})
         doubts = sorted({h.id for h in veto_doubts({e["question"]: e["answer"]}, ctx.rubric.vetoes, ctx.rubric.feedback)})

@@ -112,6 +112,7 @@ class TextSettings:
     hedges: re.Pattern | None = None           # hedge cues (我觉得, 好像, maybe …): a claim found only in a hedged sentence is weak evidence
     instance: re.Pattern | None = None         # a worked numerical example: a claim found only there is not shown in general
     contrast: re.Pattern | None = None         # a turn (但, however …): a claim whose sentence turns may be taken back in it
+    lesson_paste: float = 0.6                  # share of the answer's shingles found in the lesson's own prose: pasted back
 
 
 @dataclass(frozen=True)
@@ -293,7 +294,8 @@ def parse_settings(data: dict, where: str = "text") -> TextSettings:
                         float(data.get("aligned_copy", 0.85)),
                         _alternatives(data["hedges"], f"{where}.hedges") if data.get("hedges") else None,
                         _alternatives(data["instance"], f"{where}.instance") if data.get("instance") else None,
-                        _alternatives(data["contrast"], f"{where}.contrast") if data.get("contrast") else None)
+                        _alternatives(data["contrast"], f"{where}.contrast") if data.get("contrast") else None,
+                        float(data.get("lesson_paste", 0.6)))
 
 
 def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCriterion:

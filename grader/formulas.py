@@ -98,13 +98,15 @@ def _dist(m: re.Match) -> str:
     return m[1]
 
 
-def _close_sums(text: str) -> str:
-    """`S(` markers placed by _SUM: the summand runs to the next top-level + or - (or the end)."""
+def _close_sums(text: str, tight: bool = False) -> str:
+    """`S(` markers placed by _SUM: the summand runs to the next top-level + or - (or the end); `tight`: also
+    to the next top-level * or / (`Σ max(0, p − q) · r / Σ max(0, p − q)` read as (Σ …)·r/(Σ …))."""
+    stops = "+-=,*/" if tight else "+-=,"
     out, i = [], 0
     while i < len(text):
         m = _SUM.match(text, i) if text[i] in "Σ∑s" else None
         if m and (text[i] != "s" or text[i:i + 3] == "sum") and m.end() > i:
-            rest = _close_sums(text[m.end():])
+            rest = _close_sums(text[m.end():], tight)
             depth, j = 0, 0
             while j < len(rest):
                 ch = rest[j]
@@ -114,7 +116,7 @@ def _close_sums(text: str) -> str:
                     if depth == 0:
                         break
                     depth -= 1
-                elif ch in "+-=," and depth == 0 and rest[:j].strip():
+                elif ch in stops and depth == 0 and rest[:j].strip():
                     break
                 j += 1
             out.append("S(" + rest[:j] + ")" + rest[j:])
@@ -195,7 +197,7 @@ def array_notation(text: str) -> str:
     return text.replace("==", "=")
 
 
-def rewrite(side: str) -> str:
+def rewrite(side: str, tight: bool = False) -> str:
     s = side.replace("[", "(").replace("]", ")").replace("·", "*").replace("×", "*")
     s = re.sub(r"\)\s*(?=(?:min|max)\s*\()", ")*", s, flags=re.IGNORECASE)     # q(y)min(…): an implied product
     s = _P_REJECT.sub(" R ", s)
@@ -205,7 +207,7 @@ def rewrite(side: str) -> str:
     s = re.sub(r"(?<![A-Za-z])min\b", "Min", s, flags=re.IGNORECASE)
     s = re.sub(r"(?<![A-Za-z])max\b", "Max", s, flags=re.IGNORECASE)
     s = _plus_parts(s)
-    s = _close_sums(s)
+    s = _close_sums(s, tight)
     if not re.fullmatch(r"[\w\s()+\-*/.,]*", s) or "__" in s or "**" in s or not s.strip():
         raise Unparseable(side)
     for word in _WORD.findall(s):
@@ -215,12 +217,12 @@ def rewrite(side: str) -> str:
 
 
 @lru_cache(maxsize=4096)
-def parse(side: str):
-    """A sympy expression for one side (raises Unparseable)."""
+def parse(side: str, tight: bool = False):
+    """A sympy expression for one side (raises Unparseable); `tight`: sums close at a top-level * or /."""
     from sympy import Function, Max, Min, Symbol, exp, log
     from sympy.parsing.sympy_parser import implicit_multiplication, parse_expr, standard_transformations
 
-    text = rewrite(side)
+    text = rewrite(side, tight)
     names = {n: Symbol(n) for n in _KNOWN}
     names.update(Min=Min, Max=Max, S=Function("S"), log=log, exp=exp)
     for letter in set(re.findall(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])", text)) - set(names):
@@ -315,8 +317,8 @@ def _walk(expr):
         yield from _walk(a)
 
 
-def evaluate(side: str) -> Expr:
-    expr = parse(side)
+def evaluate(side: str, tight: bool = False) -> Expr:
+    expr = parse(side, tight)
     free = frozenset(s.name for s in expr.free_symbols if s.name not in _KNOWN)
     values = []
     for n, (env, _) in enumerate(_TRIAL_ENVS):
@@ -477,8 +479,19 @@ def _instance_value(e: Expr) -> bool:
         return False
 
 
+def _tight_reading_holds(a: Expr, b: Expr) -> bool:
+    """A sum followed by a product or a quotient is ambiguous (how far does the summand run?): true when the
+    reading that closes each sum at a top-level * or / holds."""
+    if not any(ch in e.text for e in (a, b) for ch in "Σ∑") and "sum" not in a.text + b.text:
+        return False
+    try:
+        return same_value(evaluate(a.text, True), evaluate(b.text, True))
+    except Unparseable:
+        return False
+
+
 def _holds(a: Expr, b: Expr, conditional: bool) -> bool | None:
-    if same_value(a, b):
+    if same_value(a, b) or _tight_reading_holds(a, b):
         return True
     if _instance_value(a) or _instance_value(b):
         return None                       # a general expression equal to an example's number: cannot tell

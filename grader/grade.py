@@ -54,6 +54,11 @@ class Context:
     references: dict          # answer course_id -> reference text
 
     @property
+    def prose(self) -> str:
+        """The Markdown the student reads (questions, instructions): an answer that pastes it back asserts nothing."""
+        return "\n".join(c.source for c in self.lesson.student_cells() if c.kind == "markdown")
+
+    @property
     def template(self) -> str:       # the first scored exercise's (single-exercise lessons)
         return self.exercises[0].template
 
@@ -185,12 +190,13 @@ def _grade(name: str, options: Options) -> Report:
     answers = find_answers(notebook)
     question_ids = set(ctx.lesson.question_ids)
     texts = {}
+    prose = ctx.prose
     for criterion in rubric.text_criteria:
         answer = answers.get(criterion.answer)
         if answer is None and criterion.answer in question_ids:
             errors.append(ReportError("missing_cell", messages.MISSING_ANSWER_CELL.format(answer=criterion.answer)))
         texts[criterion.id] = score_answer(answer, criterion, ctx.references.get(criterion.answer), rubric.text,
-                                           rubric.feedback, check_copy=not options.as_reference)
+                                           rubric.feedback, check_copy=not options.as_reference, lesson_text=prose)
     answered = {c.answer: answers.get(c.answer) for c in rubric.text_criteria}
     hits = find_vetoes(answered, rubric.vetoes, rubric.feedback)
     # Borderline veto hits (hedged, quoted, contrasting): not vetoes, but a person should read that sentence.

@@ -12,7 +12,9 @@ commas in `min(p, q)` do not split). Rules match the lower-cased sentence.
   between the cue and the match, or when a cue that negates what precedes it (无关, 不成立, is
   irrelevant …: the rubric's `negation_after`) follows the match in its clause. Compounds that are not negations of the claim (不同, 不再, 不等于,
   不合法, 不存在 …) are not cues; the rubric lists the cues and the compounds.
-- A sentence is a *question* when it ends with ? / ？ or a clause carries a question particle.
+- A sentence is a *question* when it ends with ? / ？ or a clause carries a question particle; a
+  statement with a rising tail (…吧？, …？ after an ellipsis, or opening with 我觉得 / I think) is a hedged
+  statement, not a question.
 - A sentence *distances itself* from what it says when it names it as a misunderstanding (误解,
   有人认为, a common mistake …): misconceptions are not read from such sentences.
 """
@@ -39,6 +41,9 @@ _EMPHATIC = re.compile(r"(并|根本|绝|从来|\bdoes|\bis|\bdo|\bare)\s*$")
 # 没有/不是/并非 … 的 still negate it (没有显式的回滚).
 _VERB_NEGATORS = {"没", "未"}
 _MODIFIER = re.compile(r"[\u4e00-\u9fff]{1,6}的(?!话)")
+# A statement with a rising tail (「…后面的前缀已经变了…？」, 「…被重采样出来…吧？」, "I think … ?"): a hedged
+# statement, not a question, unless a question word makes it one (the rubric's `question` patterns).
+_TAG_QUESTION = re.compile(r"(吧|…|\.\.\.|呀)\s*[?？]\s*$|^\s*(我觉得|我猜|我认为|大概|应该|i think|i guess|probably)")
 _RELATION = re.compile(r"[\w)\]|]\s*(=|≤|≥|<|>|≠|∝|≈|→|⇒)\s*[\w(\[|Σ∑-]")
 
 
@@ -91,7 +96,8 @@ def split_sentences(text: str, scope: Scope) -> list[Sentence]:
         simple = simplified(stripped)
         low = simple.lower()
         clauses = tuple(_clauses(low))
-        question = low.rstrip().endswith(("?", "？")) or any(scope.question.search(low[a:b]) for a, b in clauses)
+        question = ((low.rstrip().endswith(("?", "？")) and not _TAG_QUESTION.search(low))
+                    or any(scope.question.search(low[a:b]) for a, b in clauses))
         out.append(Sentence(len(out), stripped, low, clauses, question, bool(scope.distancing.search(low)), simple))
     return out
 

@@ -111,9 +111,11 @@ def _quote(text: str, limit: int = 200) -> str:
 
 
 def score_answer(answer: str | None, criterion, reference: str | None, settings=None,
-                 feedback: dict | None = None, check_copy: bool = True) -> TextResult:
+                 feedback: dict | None = None, check_copy: bool = True, lesson_text: str | None = None) -> TextResult:
     """Points for one free-text criterion (a rubric Criterion or its TextCriterion); `answer` is None when the
-    answer cell is missing. `settings` is accepted for compatibility: the criterion carries its settings."""
+    answer cell is missing. `settings` is accepted for compatibility: the criterion carries its settings.
+    `lesson_text`: the lesson's own prose (questions, instructions); an answer that is mostly a paste of it
+    (text.lesson_paste share of its shingles) asserts nothing."""
     criterion = getattr(criterion, "text", None) or criterion   # a rubric Criterion carries its TextCriterion
     feedback = feedback or {}
     settings = criterion.settings
@@ -187,8 +189,11 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         # beyond doubt: near-verbatim, or most shingles shared and every sentence following a reference sentence
         certain_copy = share >= settings.copy_certain or (share >= settings.copy_threshold and n_sent >= 4 and close >= 0.9)
     pasted = copy_share(answer, _rubric_text(criterion, feedback), settings.pasted_ngram)
-    if pasted >= settings.copy_threshold or any(m in clean(answer) for m in _feedback_markers(feedback)):
+    from_lesson = copy_share(answer, lesson_text, settings.pasted_ngram) if check_copy and lesson_text else 0.0
+    if (pasted >= settings.copy_threshold or from_lesson >= settings.lesson_paste
+            or any(m in clean(answer) for m in _feedback_markers(feedback))):
         flags.append("pasted")
+        pasted = max(pasted, from_lesson)
     if flags:
         points = 0                      # a keyword list, a copy or the rubric pasted back is not an argument
     for mis, _ in stated:
@@ -236,7 +241,7 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
             and not {"copy", "pasted"} & set(flags) and any(c.id in found for c in criterion.claims)):
         reasons.append("两个对象都点名了、也写了其他部分，却得 0 分：可能是没有识别出的行对应或部分")
     if "pasted" in flags and raw > 0:
-        reasons.append(f"与评分标准或反馈文字重合 {pasted:.0%}")
+        reasons.append(f"与评分标准、反馈文字或课程正文重合 {pasted:.0%}")
     if "copy" not in flags and share >= settings.copy_review:
         reasons.append(f"与参考答案部分重合（{share:.0%}）")
     if "keyword_list" in flags and raw > points:

@@ -193,3 +193,28 @@ def test_is_none_is_no_negation(ctx):
 def test_a_mask_only_sentence_is_not_the_general_processing_claim(ctx):
     text = "掩码施加在 target 上后，非法 token 的 p(x) = 0，必定被拒。如果 p 没加掩码，非法 token 就可能被接受。"
     assert "p_processed" not in grade(ctx, "Q2", text).matched
+
+
+def test_a_sum_before_a_product_is_read_both_ways():
+    from grader.formulas import extract
+    text = readable("拒绝后输出 y 的概率 = Σmax(0,p−q) · max(0,p(y)−q(y)) / Σmax(0,p−q) = max(0,p(y)−q(y))")
+    assert [f.holds for f in extract(text)[0]] == [True]
+    assert [f.holds for f in extract(readable("1 - Σ min(p,q) = R * 2"))[0]] == [False]
+
+
+def test_an_answer_pasted_from_the_lessons_own_text_asserts_nothing(ctx):
+    block = next(c.source for c in ctx.lesson.student_cells() if c.kind == "markdown" and "min(p, q)" in c.source)
+    r = score_answer(block, ctx.rubric.criterion("Q1"), ctx.references.get("Q1"), None, ctx.rubric.feedback,
+                     lesson_text=ctx.prose)
+    assert r.points == 0 and "pasted" in r.flags
+
+
+@pytest.mark.parametrize("text", ["所以后面的前缀已经变了…？", "那 top-p 外面的 token 也可能被接受…吧？"])
+def test_a_rising_tail_is_a_hedged_statement_not_a_question(rubric, text):
+    assert not split_sentences(text, rubric.text.scope)[0].question
+    assert split_sentences("是不是要从 p 重新采样？", rubric.text.scope)[0].question
+
+
+def test_a_negation_behind_a_comma_does_not_clear_a_universal_claim(rubric):
+    text = "Triton 写的 kernel，不挑硬件，所有模型、所有卡都能直接跑。"
+    assert [h.id for h in find_vetoes({"code-map": text}, rubric.vetoes, rubric.feedback)] == ["veto.universal_support"]
