@@ -14,6 +14,10 @@ evidence rules; a rule is a list of terms that must all be found, asserted, in o
   question; misconception rules also skip sentences that name what they say as a misunderstanding, and
   text in quotation marks (「…」, "…": a wrong claim mentioned, not stated).
 
+A misconception may list `suspect` patterns, its topic words (argmax, 马尔可夫, 回滚 …): a full score whose
+answer touches them, asserted and not negated, without the misconception being found, is left to a
+person (the wording may be one the rules do not know).
+
 A claim is also found through `formulas`: a true equation in the answer with the same two sides as
 one of the listed identities. A misconception is also found through its `formulas`: the answer
 states that (false) identity. Every claim and misconception carries `examples` (positive sentences
@@ -68,6 +72,7 @@ class Misconception:
     formulas: tuple[str, ...] = ()      # false identities that state it
     examples_pos: tuple[str, ...] = ()
     examples_neg: tuple[str, ...] = ()
+    suspect: re.Pattern | None = None   # its topic words: a full score whose answer touches them is a person's call
 
 
 @dataclass(frozen=True)
@@ -316,7 +321,8 @@ def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCrite
             raise TextRubricError(f"{at}.cap: must be between 0 and {points - 1}")
         mis.append(Misconception(_need(item, "id", str, at), _need(item, "label", str, at), cap,
                                  _rules(item, at, settings.concepts),
-                                 _formulas(item, at, False), pos, neg))
+                                 _formulas(item, at, False), pos, neg,
+                                 _alternatives(item["suspect"], f"{at}.suspect") if item.get("suspect") else None))
     attach = data.get("attach", {})
     for n, item in enumerate(attach.get("lines", []) if isinstance(attach, dict) else []):
         at = f"{where}.attach.lines[{n}]"
@@ -360,7 +366,7 @@ def parse_text_rubric(data: dict, where: str = "") -> dict[str, TextCriterion]:
 
 
 # --- matching -------------------------------------------------------------------------------------
-_QUOTED = re.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"]*\"")
+QUOTED = re.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"]*\"")
 @dataclass
 class Analysed:
     """One answer, split and with its formulas extracted, reused by every rule."""
@@ -409,7 +415,7 @@ def rule_sentence(rules: tuple[Rule, ...], a: Analysed, scope: Scope, misconcept
         if i in skip or s.question or (prose and not a.asserting[i]) or (misconception and s.distanced):
             continue
         if misconception:                     # a misconception in quotation marks is mentioned, not stated
-            s = replace(s, low=_QUOTED.sub(lambda m: " " * len(m[0]), s.low))
+            s = replace(s, low=QUOTED.sub(lambda m: " " * len(m[0]), s.low))
         for rule in rules:
             if any(t.unless and t.pattern.search(s.low) for t in rule.terms):
                 continue

@@ -42,7 +42,7 @@ _KNOWN = {"p", "q", "r", "R", "O", "A", "J", "C"}
 _HEADS = {"Min": "min", "Max": "max", "S": "sum"}
 _MAX_SIDE = 160
 _TRIALS, _VOCAB = 5, 6
-_CONDITIONAL = re.compile(r"当|若|如果|假如|假设|只要|时候|的时|时,|时，|\bif\b|\bwhen\b|\bwhenever\b|\bassume|\bsuppose|≤|≥|<|>")
+_CONDITIONAL = re.compile(r"当|若|如果|假如|假设|只要|时候|的时|时(?=[\s,，])|\bif\b|\bwhen\b|\bwhenever\b|\bassume|\bsuppose|≤|≥|<|>")
 
 
 class Unparseable(ValueError):

@@ -55,8 +55,9 @@ class Context:
 
     @property
     def prose(self) -> str:
-        """The Markdown the student reads (questions, instructions): an answer that pastes it back asserts nothing."""
-        return "\n".join(c.source for c in self.lesson.student_cells() if c.kind == "markdown")
+        """What the student reads (the Markdown: questions, instructions; the check cells, whose printed labels are
+        their output): an answer that pastes it back asserts nothing."""
+        return "\n".join(c.source for c in self.lesson.student_cells() if c.kind == "markdown" or c.role == "check")
 
     @property
     def template(self) -> str:       # the first scored exercise's (single-exercise lessons)

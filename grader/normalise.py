@@ -19,6 +19,7 @@ import unicodedata
 
 _DASHES = dict.fromkeys(map(ord, "−–—‐‑‒﹣⁃"), "-")
 _QUOTES = {ord("“"): '"', ord("”"): '"', ord("‘"): "'", ord("’"): "'"}
+_DOTS = dict.fromkeys(map(ord, "・･•∙⋅"), "·")     # every middle dot a product dot
 _SPACES = re.compile(r"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
 _WHITESPACE = re.compile(r"\s+")
 
@@ -38,7 +39,7 @@ def clean(text: str | None) -> str:
     text = _SUBSCRIPTS.sub(lambda m: "_" + m[0], text or "")
     text = unicodedata.normalize("NFKC", text)
     text = "".join(ch for ch in text if not _invisible(ch) and (ch in "\n\t" or unicodedata.category(ch) != "Cc"))
-    text = text.translate(_DASHES).translate(_QUOTES)
+    text = text.translate(_DASHES).translate(_QUOTES).translate(_DOTS)
     return _SPACES.sub(" ", text)
 
 

@@ -21,9 +21,9 @@ import re
 from dataclasses import dataclass, field
 
 from . import codemap
-from .claims import Analysed, TextCriterion, analyse, formula_sentence, rule_sentence
+from .claims import QUOTED, Analysed, TextCriterion, analyse, formula_sentence, rule_sentence
 from .normalise import clean, compact, prose_tokens
-from .sentences import split_sentences, substance
+from .sentences import negated, split_sentences, substance
 
 
 @dataclass(frozen=True)
@@ -237,6 +237,12 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         packed = [i for i, n in per_sentence.items() if n >= 3 and i not in verified]   # no true identity backs it
         if packed or (len(per_sentence) == 1 and len(required) >= 2):
             reasons.append("满分，但几个论断都只出自同一句话：证据单薄")
+    if points == criterion.points and criterion.prose:
+        said = {m.id for m, _ in stated}
+        near = [m for m in criterion.misconceptions
+                if m.suspect is not None and m.id not in said and _touches(m.suspect, sentences, scope)]
+        if near:
+            reasons.append("满分，但答案谈到了与已知误解相关的内容，请核对：" + "；".join(m.label for m in near))
     if (criterion.lines and points == 0 and not swapped and len(named_lines) == len(criterion.lines)
             and not {"copy", "pasted"} & set(flags) and any(c.id in found for c in criterion.claims)):
         reasons.append("两个对象都点名了、也写了其他部分，却得 0 分：可能是没有识别出的行对应或部分")
@@ -294,6 +300,17 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
                       flags=tuple(flags), needs_review=confidence == "low", feedback=message or feedback.get("full", ""),
                       copy_share=round(share, 3), confidence=confidence, confidence_reason="；".join(reasons),
                       evidence=evidence, **common)
+
+
+def _touches(pattern, sentences, scope) -> bool:
+    """A match of `pattern` in a sentence that asserts it: not a question, not distanced, not negated."""
+    for s in sentences:
+        if s.question or s.distanced:
+            continue
+        low = QUOTED.sub(lambda m: " " * len(m[0]), s.low)          # a quoted wrong claim is mentioned, not made
+        if any(not negated(s, m.start(), m.end(), scope) for m in pattern.finditer(low)):
+            return True
+    return False
 
 
 def _level(criterion: TextCriterion, found: dict, chars: int) -> tuple[int, int]:

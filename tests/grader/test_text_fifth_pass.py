@@ -218,3 +218,36 @@ def test_a_rising_tail_is_a_hedged_statement_not_a_question(rubric, text):
 def test_a_negation_behind_a_comma_does_not_clear_a_universal_claim(rubric):
     text = "Triton 写的 kernel，不挑硬件，所有模型、所有卡都能直接跑。"
     assert [h.id for h in find_vetoes({"code-map": text}, rubric.vetoes, rubric.feedback)] == ["veto.universal_support"]
+
+
+def test_a_full_score_that_touches_a_misconceptions_topic_is_reviewed(ctx):
+    text = ("后面的草稿和 p_j 都以被拒的 x_i 为前缀；拒绝后输出的是修正 token y_i ≠ x_i，前缀变了；"
+            "按链式法则继续接受会让联合分布偏离 target。顺带一提，这和 argmax 的取法也有关系。")
+    r = grade(ctx, "Q3", text)
+    assert r.points == 2 and r.confidence == "low" and "已知误解相关" in r.confidence_reason
+    negated = text.replace("顺带一提，这和 argmax 的取法也有关系。", "这和马尔可夫性无关。")
+    assert grade(ctx, "Q3", negated).confidence == "high"
+
+
+def test_a_condition_written_with_shi_and_every_middle_dot():
+    from grader.formulas import extract
+    assert [f.holds for f in extract(readable("p=q 时 P(rej)=0"))[0]] in ([], [None], [None, None])
+    assert readable("q(y)・min(1, p/q)") == "q(y)·min(1, p/q)"
+
+
+@pytest.mark.parametrize("text", ["一个容易犯的错是拒绝后直接从 p 再抽一次，那样输出就不是 p 了。",
+                                  "有同学说草稿必须和 target 施加一模一样的 top-p 才正确，这其实不对。"])
+def test_more_ways_of_disowning_a_claim(rubric, text):
+    assert split_sentences(text, rubric.text.scope)[0].distanced
+
+
+def test_the_processing_claim_written_as_a_formula(ctx):
+    text = "输出恒等于验证器用的 p。因此 p 必须是 softmax(topp(penalty(z)/T) + mask)，否则输出就是未处理的分布，偏差是系统性的。"
+    assert "p_processed" in grade(ctx, "Q2", text).matched
+    salad = "repetition penalty 是重要的，top-p 是关键的，p 和 q 是相关的，所以必须保持一致。"
+    assert "p_processed" not in grade(ctx, "Q2", salad).matched
+
+
+def test_the_printed_labels_of_the_check_cells_count_as_lesson_text(ctx):
+    check = next(c.source for c in ctx.lesson.student_cells() if c.role == "check")
+    assert check in ctx.prose

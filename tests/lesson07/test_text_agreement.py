@@ -6,11 +6,11 @@ a missed veto that was not even left to a person as a doubt: each kind counted s
 salad or pasted feedback at full marks without review, review on at most a third of the answers
 (needs_review, a veto, or a veto doubt).
 
-dev.yml, holdout.yml and augment.yml are the sets the engine was built with. fresh.yml to fresh7.yml
+dev.yml, holdout.yml and augment.yml are the sets the engine was built with. fresh.yml to fresh8.yml
 were each written blind by a different person, measured once before any tuning on them (87.5%,
-80.0%, 75.0%, 85.0%, 77.8%, 84.4% and 88.9% exact; 2, 8, 7, 4, 5, 4 and 1 dangerous errors), and have
-since been training data. fresh8.yml is the last blind set: measured once, never tuned on (see the
-corpus README).
+80.0%, 75.0%, 85.0%, 77.8%, 84.4%, 88.9% and 78.9% exact; 2, 8, 7, 4, 5, 4, 1 and 3 dangerous errors),
+and have since been training data. fresh9.yml is the last blind set: measured once, never tuned on
+(see the corpus README).
 
 A set that does NOT meet every target is held to what the engine measured on it, so that nothing
 gets worse, in RATCHET: fresh4.yml (90.0% exact, 0 dangerous errors, but review on 21 of 60 = 35.0%).
@@ -27,7 +27,7 @@ import text_agreement  # noqa: E402
 CORPORA = (
     "dev.yml", "holdout.yml", "augment.yml",     # built and tuned with
     "fresh.yml", "fresh2.yml", "fresh3.yml",     # blind sets, measured once, then training data
-    "fresh5.yml", "fresh6.yml", "fresh7.yml",
+    "fresh5.yml", "fresh6.yml", "fresh7.yml", "fresh8.yml",
 )
 # corpus -> (minimum exact agreement, maximum review rate, maximum dangerous errors of all kinds):
 # the measured values, not the targets (see the module docstring).
