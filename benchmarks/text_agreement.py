@@ -46,7 +46,7 @@ def grade_corpus(entries: list[dict], overrides: dict | None = None) -> list[dic
 
     from grader.grade import context
     from grader.text import score_answer
-    from grader.vetoes import find_vetoes, veto_doubts
+    from grader.vetoes import find_vetoes, from_misconceptions, veto_doubts
 
     ctx = context("lesson07")
     criteria = {c.answer: c.text for c in ctx.rubric.text_criteria}
@@ -58,8 +58,13 @@ def grade_corpus(entries: list[dict], overrides: dict | None = None) -> list[dic
         result = score_answer(e["answer"], criterion, ctx.references.get(e["question"]), None, ctx.rubric.feedback,
                               lesson_text=ctx.prose)
         hits = find_vetoes({e["question"]: e["answer"]}, ctx.rubric.vetoes, ctx.rubric.feedback)
+        doubted = veto_doubts({e["question"]: e["answer"]}, ctx.rubric.vetoes, ctx.rubric.feedback)
+        linked = from_misconceptions([c for c in ctx.rubric.text_criteria if c.answer == e["question"]],
+                                     {c.id: result for c in ctx.rubric.text_criteria if c.answer == e["question"]},
+                                     ctx.rubric.vetoes)
+        hits = hits + [h for h in linked if h.certain]
         vetoes = sorted({h.id for h in hits})
-        doubts = sorted({h.id for h in veto_doubts({e["question"]: e["answer"]}, ctx.rubric.vetoes, ctx.rubric.feedback)})
+        doubts = sorted({h.id for h in doubted + [h for h in linked if not h.certain]} - set(vetoes))
         rows.append({"id": e["id"], "question": e["question"], "style": e.get("style", ""), "want": e["points"],
                      "got": result.points, "max": criterion.points, "review": result.needs_review or bool(hits) or bool(doubts),
                      "confidence_reason": result.confidence_reason, "want_vetoes": sorted(e.get("vetoes") or []),

@@ -73,6 +73,7 @@ class Misconception:
     examples_pos: tuple[str, ...] = ()
     examples_neg: tuple[str, ...] = ()
     suspect: re.Pattern | None = None   # its topic words: a full score whose answer touches them is a person's call
+    veto: str | None = None             # a veto id this wrong claim also is (stated: the veto fires on its sentence)
 
 
 @dataclass(frozen=True)
@@ -322,7 +323,8 @@ def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCrite
         mis.append(Misconception(_need(item, "id", str, at), _need(item, "label", str, at), cap,
                                  _rules(item, at, settings.concepts),
                                  _formulas(item, at, False), pos, neg,
-                                 _alternatives(item["suspect"], f"{at}.suspect") if item.get("suspect") else None))
+                                 _alternatives(item["suspect"], f"{at}.suspect") if item.get("suspect") else None,
+                                 item.get("veto") if isinstance(item.get("veto"), str) else None))
     attach = data.get("attach", {})
     for n, item in enumerate(attach.get("lines", []) if isinstance(attach, dict) else []):
         at = f"{where}.attach.lines[{n}]"

@@ -173,6 +173,27 @@ def _scan(answers: dict, vetoes, feedback: dict | None) -> list[VetoHit]:
     return hits
 
 
+def from_misconceptions(criteria, results: dict, vetoes) -> list[VetoHit]:
+    """Vetoes that a stated misconception also is (its rubric `veto:`), quoting the misconception's sentence: a
+    hit, or a doubt when that sentence is hedged. `criteria`: the rubric's text criteria; `results`: criterion id
+    -> TextResult. At most one per (veto, answer)."""
+    by_id = {v.id: v for v in vetoes}
+    out, seen = [], set()
+    for criterion in criteria:
+        result = results.get(criterion.id)
+        text = getattr(criterion, "text", None) or criterion
+        if result is None or not getattr(text, "misconceptions", None):
+            continue
+        linked = {m.id: m.veto for m in text.misconceptions if m.veto in by_id}
+        for found in result.evidence.get("misconceptions", []):
+            veto_id = linked.get(found["id"])
+            if veto_id and (veto_id, criterion.answer) not in seen:
+                seen.add((veto_id, criterion.answer))
+                out.append(VetoHit(veto_id, criterion.answer, _quote(found["sentence"]), by_id[veto_id].message,
+                                   certain=not _HEDGE.search(plain(found["sentence"]))))
+    return out
+
+
 def find_vetoes(answers: dict, vetoes, feedback: dict | None = None) -> list[VetoHit]:
     """Every veto that fires on clear evidence, at most one hit per (veto, answer), in rubric order."""
     return [h for h in _scan(answers, vetoes, feedback) if h.certain]

@@ -251,3 +251,33 @@ def test_the_processing_claim_written_as_a_formula(ctx):
 def test_the_printed_labels_of_the_check_cells_count_as_lesson_text(ctx):
     check = next(c.source for c in ctx.lesson.student_cells() if c.role == "check")
     assert check in ctx.prose
+
+
+def test_a_stated_misconception_that_is_a_veto_raises_it(ctx):
+    from grader.vetoes import from_misconceptions
+    text = "投机采样之所以无损，是因为草稿模型是从 target 蒸馏出来的，两边非常接近，所以输出分布就是 p。"
+    criterion = ctx.rubric.criterion("Q1")
+    result = grade(ctx, "Q1", text)
+    assert "correct_because_close" in [m["id"] for m in result.evidence["misconceptions"]]
+    hits = from_misconceptions([criterion], {"Q1": result}, ctx.rubric.vetoes)
+    assert [(h.id, h.answer, h.certain) for h in hits] == [("veto.correctness_vs_performance", "Q1", True)]
+    hedged = grade(ctx, "Q1", "我觉得因为草稿模型是从 target 蒸馏出来的，两边很接近，所以输出就是 p。")
+    assert [h.certain for h in from_misconceptions([criterion], {"Q1": hedged}, ctx.rubric.vetoes)] == [False]
+    right = grade(ctx, "Q1", "草稿越接近 target 只是接受得越多，并不会让输出更正确。")
+    assert from_misconceptions([criterion], {"Q1": right}, ctx.rubric.vetoes) == []
+
+
+def test_the_report_carries_a_veto_raised_by_a_misconception(tmp_path):
+    import json
+
+    from answers import GOOD
+    from make_corpus import filled, notebook
+
+    from grader.grade import grade_one
+    answers = dict(GOOD["A"])
+    answers["Q1"] = "投机采样之所以无损，是因为草稿模型是从 target 蒸馏出来的，两边非常接近，所以输出分布就是 p。"
+    path = tmp_path / "lesson07.ipynb"
+    code = filled("min(1, target_probs[draft_token]/qx)", "max(0.0, p - q)")
+    path.write_text(json.dumps(notebook(code, answers)), encoding="utf-8")
+    report = grade_one(path)
+    assert "veto.correctness_vs_performance" in [v.id for v in report.vetoes] and not report.passed

@@ -100,10 +100,14 @@ def rubric_text() -> list[tuple[str, str]]:
     out = []
     for lesson in lessons():
         public = public_text(lesson)
-        for key, text in _strings(_rubric(lesson.name)):
+        rubric = _rubric(lesson.name)
+        ids = {v.get("id") for v in rubric.get("vetoes", []) if isinstance(v, dict)}
+        for key, text in _strings(rubric):
             text = text.strip()
             if re.fullmatch(r"[A-Za-z]+", text):
                 continue    # one plain English word (a scope, a concept word): not evidence on its own
+            if text in ids:
+                continue    # a veto id (a misconception's `veto:` names one): the public rubric summary lists them
             if len(text) >= MIN_STRING and text not in public:
                 out.append((f"{lesson.name} rubric {key}", text))
     return out

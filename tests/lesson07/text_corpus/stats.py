@@ -2,7 +2,7 @@
 
 Usage:  python tests/lesson07/text_corpus/stats.py [dev.yml holdout.yml ...]
 
-Without arguments it reads dev.yml and holdout.yml next to this file. Exits 1 with one line per
+Without arguments it reads every corpus file next to this file (augment.yml aside). Exits 1 with one line per
 problem when an entry is malformed (missing or unknown field, bad question, points out of range,
 unknown misconception or veto id, duplicate id across the files, a grade above a stated
 misconception's cap); otherwise prints Markdown tables (per question, per style) for README.md.
@@ -133,7 +133,8 @@ def report(name: str, entries: list[dict]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    paths = [Path(a) for a in argv] or [HERE / n for n in ("dev.yml", "holdout.yml", "fresh.yml", "fresh2.yml", "fresh3.yml", "fresh4.yml")]
+    paths = [Path(a) for a in argv] or [HERE / n for n in ("dev.yml", "holdout.yml", "fresh.yml", "fresh2.yml", "fresh3.yml", "fresh4.yml",
+                                                          "fresh5.yml", "fresh6.yml", "fresh7.yml", "fresh8.yml", "fresh9.yml")]
     seen: dict[str, str] = {}
     loaded, errors = {}, []
     for path in paths:

@@ -10,7 +10,9 @@ _spec = importlib.util.spec_from_file_location("text_corpus_stats", HERE / "stat
 stats = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(stats)
 
-MINIMUM = {"dev.yml": (130, 28), "holdout.yml": (48, 12), "fresh.yml": (80, 20), "fresh2.yml": (80, 20), "fresh3.yml": (100, 25), "fresh4.yml": (60, 15)}
+MINIMUM = {"dev.yml": (130, 28), "holdout.yml": (48, 12), "fresh.yml": (80, 20), "fresh2.yml": (80, 20), "fresh3.yml": (100, 25),
+           "fresh4.yml": (60, 15), "fresh5.yml": (90, 18), "fresh6.yml": (90, 18), "fresh7.yml": (90, 18), "fresh8.yml": (90, 18),
+           "fresh9.yml": (90, 18)}
 INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
 
 
@@ -35,10 +37,14 @@ def test_size_per_question(corpus, name):
 
 
 def test_no_answer_appears_in_two_files(corpus):
+    """Each file is somebody's own answers. Two writers may meet only where the answer cannot differ: a
+    verbatim copy of the reference answer (style `copy`) or a bare list of the two kernel names."""
     seen, repeated = {}, []
     for name, entries in corpus.items():
         for e in entries:
             text = e["answer"].strip()
+            if e["style"] == "copy" or len(text) < 40:
+                continue
             if text and seen.setdefault(text, name) != name:
                 repeated.append((name, e["id"]))
     assert repeated == []
