@@ -497,8 +497,9 @@ def _holds(a: Expr, b: Expr, conditional: bool) -> bool | None:
         return None                       # a general expression equal to an example's number: cannot tell
     if a.free or b.free or conditional or not (a.heads | b.heads) - {"O"}:
         return None                       # unknown symbols, a condition, or no key quantity: cannot tell
-    if ("r" in a.heads | b.heads) and (proportional(a, b) or proportional(b, a)):
-        return None                       # a residual written without its normaliser
+    if (("r" in a.heads and "sum" not in b.heads) or ("r" in b.heads and "sum" not in a.heads)) \
+            and (proportional(a, b) or proportional(b, a)):
+        return None                       # a residual written without its normaliser (one written with a wrong one is false)
     return False
 
 

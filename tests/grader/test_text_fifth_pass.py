@@ -281,3 +281,20 @@ def test_the_report_carries_a_veto_raised_by_a_misconception(tmp_path):
     path.write_text(json.dumps(notebook(code, answers)), encoding="utf-8")
     report = grade_one(path)
     assert "veto.correctness_vs_performance" in [v.id for v in report.vetoes] and not report.passed
+
+
+def test_feedback_label_lines_assert_nothing(ctx):
+    text = ("未覆盖：后面的草稿与 target 行以包含被拒 token 的前缀为条件。\n未覆盖：修正 token 与被拒 token 不同，真实前缀已改变。\n"
+            "提示：用链式法则说明联合分布为何偏离 target。\n得分 0/2")
+    assert grade(ctx, "Q3", text).points == 0
+
+
+def test_a_residual_with_a_wrong_normaliser_is_false():
+    from grader.formulas import extract
+    assert [f.holds for f in extract(readable("r(y) = max(0, p(y) - q(y)) / Σ_v min(p(v), q(v))"))[0]] == [False]
+    assert [f.holds for f in extract(readable("r(y) = max(0, p(y) - q(y))"))[0]] == [None]
+
+
+def test_whatever_model_whatever_card_is_a_universal_claim(rubric):
+    text = "这些都是 Triton 写的，所以不管什么模型、什么显卡，开了 spec decode 就能直接跑。"
+    assert [h.id for h in find_vetoes({"code-map": text}, rubric.vetoes, rubric.feedback)] == ["veto.universal_support"]
