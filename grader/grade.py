@@ -16,6 +16,7 @@ import traceback
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -53,7 +54,7 @@ class Context:
     exercises: tuple[ExerciseContext, ...]
     references: dict          # answer course_id -> reference text
 
-    @property
+    @cached_property
     def prose(self) -> str:
         """What the student reads (the Markdown: questions, instructions; the check cells, whose printed labels are
         their output): an answer that pastes it back asserts nothing."""

@@ -27,8 +27,8 @@ from .normalise import readable, simplified
 
 # A line break ends a sentence unless the line ends with a clause mark (a sentence wrapped after a comma),
 # nor one inside English wrapped mid-sentence (a lower-case word, then a line going on in lower case).
-_SENTENCE_END = re.compile(r"[。！？!?；;]+|(?<![，,、：:（(a-z])\n+|(?<=[a-z])\n+(?![a-z])"
-                           r"|(?<=[a-z)\]\d])\.(?=\s|$)")
+LINE_BREAK = r"(?<![，,、：:（(a-z])\n+|(?<=[a-z])\n+(?![a-z])"      # the vetoes split at the same line breaks
+_SENTENCE_END = re.compile(r"[。！？!?；;]+|" + LINE_BREAK + r"|(?<=[a-z)\]\d])\.(?=\s|$)")
 _CLAUSE_MARKS = "，,、：:"
 # Punctuation of any kind (sentence or clause): a long piece without any uses its spaces as punctuation.
 _ANY_PUNCT = re.compile(r"[。！？!?；;，,、：:.]")

@@ -262,6 +262,17 @@ def _gather_rows(src: torch.Tensor, rows: torch.Tensor, name: str) -> torch.Tens
     return out.copy_(torch.index_select(src, 0, rows, out=stage))
 
 
+def _chunk_mins(x: torch.Tensor, C: int) -> torch.Tensor:
+    """The vectorised minimum of each run of C entries along dim 1 of x [r, V]: [r, ceil(V / C)]
+    (the last chunk may be shorter)."""
+    V = x.shape[1]
+    main = V - V % C
+    mins = x[:, :main].unflatten(1, (main // C, C)).amin(dim=2)  # [r, main / C]
+    if main < V:
+        mins = torch.cat([mins, x[:, main:].amin(dim=1, keepdim=True)], dim=1)
+    return mins
+
+
 def _first_min(score: torch.Tensor, chunk: int = _MIN_CHUNK) -> tuple[torch.Tensor, torch.Tensor]:
     """(min, first index of the min) along dim 1 of a contiguous score [r, V]: argmin's answer.
 
@@ -269,13 +280,9 @@ def _first_min(score: torch.Tensor, chunk: int = _MIN_CHUNK) -> tuple[torch.Tens
     this CPU); this takes the vectorised amin of chunks of `chunk` entries, the first chunk that
     holds the row's minimum, and the first index of the minimum inside that chunk.
     """
-    r, V = score.shape
+    V = score.shape[1]
     C = min(chunk, V)
-    main = V - V % C
-    mins = score[:, :main].unflatten(1, (main // C, C)).amin(dim=2)  # [r, main / C]
-    if main < V:
-        mins = torch.cat([mins, score[:, main:].amin(dim=1, keepdim=True)], dim=1)
-    best, c = mins.min(dim=1)  # the first chunk holding the minimum
+    best, c = _chunk_mins(score, C).min(dim=1)  # the first chunk holding the minimum
     cols = (c[:, None] * C + torch.arange(C, device=score.device)).clamp_(max=V - 1)  # [r, C]
     local = score.gather(1, cols).argmin(dim=1, keepdim=True)  # a short last chunk repeats V - 1: later
     return best, cols.gather(1, local)[:, 0]
@@ -310,10 +317,7 @@ def _bounded_min(w: torch.Tensor, t: torch.Tensor, bound: torch.Tensor) -> tuple
     """
     r, V = w.shape
     C = min(_MIN_CHUNK, V)
-    main = V - V % C
-    mins = bound[:, :main].unflatten(1, (main // C, C)).amin(dim=2)  # [r, main / C]
-    if main < V:
-        mins = torch.cat([mins, bound[:, main:].amin(dim=1, keepdim=True)], dim=1)
+    mins = _chunk_mins(bound, C)  # [r, ceil(V / C)]
     lowest, first_chunk = mins.min(dim=1)  # [r]
     arange_r = torch.arange(r, device=w.device)
     top, _ = _chunk_scores(w, t, arange_r, first_chunk, C)
