@@ -60,7 +60,8 @@ _PLUS_PART = re.compile(r"(\))\s*_\s*\{\s*\+\s*\}")
 _COMMAND = re.compile(r"\\([a-zA-Z]+)")
 _SUBSCRIPT_GROUP = re.compile(r"([_^])\{([^{}]*)\}")
 _MARKDOWN = re.compile(r"```\w*|`|\*\*|(?<!\w)__(?=\w)|(?<=\w)__(?!\w)|\$\$?")
-_LINE_MARK = re.compile(r"^\s{0,3}(?:#{1,6}|>|[-*+]|\d+[.)])\s+", re.MULTILINE)
+_LINE_MARK = re.compile(r"^\s{0,3}(?:#{1,6}|>|[-*+])\s+", re.MULTILINE)
+_NUMBERED = re.compile(r"^\s{0,3}(\d{1,2})[.)]\s+", re.MULTILINE)     # "1. " and "1) " items keep their number as "(1) "
 
 
 def _command(m: re.Match) -> str:
@@ -134,7 +135,7 @@ _PLAIN_PLUS_PART = re.compile(r"\)\+(?=\s*(?:$|[;；,，。=)\]]|\((?:[a-z]|[a-z
 
 def readable(text: str | None) -> str:
     """clean, markdown and LaTeX markup removed (LaTeX as plain math), case kept: what evidence quotes."""
-    text = _MARKDOWN.sub("", _LINE_MARK.sub("", latex_to_plain(clean(text))))
+    text = _MARKDOWN.sub("", _NUMBERED.sub(r"(\1) ", _LINE_MARK.sub("", latex_to_plain(clean(text)))))
     text = _PLAIN_PLUS_PART.sub(")_+", _CJK_LATIN.sub(" ", text))
     return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 

@@ -9,12 +9,11 @@ salad or pasted feedback at full marks without review, review on at most a third
 dev.yml, holdout.yml and augment.yml are the sets the engine was built with. fresh.yml to fresh11.yml
 were each written blind by a different person and measured once before any tuning on them (the
 one-time numbers are in the corpus README: 75.0% to 90.0% exact, 1 to 8 dangerous errors each);
-fresh.yml to fresh10.yml have since been training data, fresh11.yml never.
+all of them have since been training data (fresh11.yml after the last stop's closing measure).
 
 A set that does NOT meet every target is held to what the engine measured on it, so that nothing
 gets worse, in RATCHET: fresh4.yml (review 35.0%), fresh9.yml (review 34.4%), fresh10.yml (review
-38.9%), each at 0 dangerous errors after tuning, and fresh11.yml as measured blind (83.3% exact,
-review 31.1%, 2 dangerous errors: a code map in L1/L2 notation at 0 without review, a missed veto).
+38.9%), each at 0 dangerous errors after tuning.
 """
 import sys
 from pathlib import Path
@@ -28,12 +27,11 @@ import text_agreement  # noqa: E402
 CORPORA = (
     "dev.yml", "holdout.yml", "augment.yml",     # built and tuned with
     "fresh.yml", "fresh2.yml", "fresh3.yml",     # blind sets, measured once, then training data
-    "fresh5.yml", "fresh6.yml", "fresh7.yml", "fresh8.yml",
+    "fresh5.yml", "fresh6.yml", "fresh7.yml", "fresh8.yml", "fresh11.yml",
 )
 # corpus -> (minimum exact agreement, maximum review rate, maximum dangerous errors of all kinds):
 # the measured values, not the issue's targets (see the module docstring).
-RATCHET = {"fresh4.yml": (0.90, 0.35, 0), "fresh9.yml": (0.90, 0.345, 0), "fresh10.yml": (0.855, 0.389, 0),
-           "fresh11.yml": (0.833, 0.312, 2)}
+RATCHET = {"fresh4.yml": (0.90, 0.35, 0), "fresh9.yml": (0.90, 0.345, 0), "fresh10.yml": (0.855, 0.389, 0)}
 
 
 @pytest.fixture(scope="module", params=CORPORA)
