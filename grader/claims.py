@@ -393,11 +393,21 @@ def analyse(sentences: list[Sentence], scope: Scope) -> Analysed:
     return Analysed(sentences, fs, es, asserting)
 
 
+def _shortest_end(pattern: re.Pattern, text: str, m: re.Match) -> int:
+    """End of the shortest match at m's start: a greedy `.{0,10}` that runs on into 「（草稿不用…）」 does not
+    make the words it ran over part of the evidence (nor their negation cues)."""
+    for end in range(m.start() + 1, m.end()):
+        if pattern.fullmatch(text, m.start(), end):
+            return end
+    return m.end()
+
+
 def _term_found(term: Term, s: Sentence, exprs: list[fm.Expr], scope: Scope) -> int | None:
     """Position of the term's first asserted (not negated) match in the sentence, or None."""
     if term.pattern is not None:
         for m in term.pattern.finditer(s.low):
-            if not negated(s, m.start(), m.start() if term.raw else m.end(), scope, own=term.pattern):
+            end = m.start() if term.raw else _shortest_end(term.pattern, s.low, m)
+            if not negated(s, m.start(), end, scope, own=term.pattern):
                 return m.start()
         return None
     want = fm.canonical(term.value)

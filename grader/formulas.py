@@ -408,8 +408,19 @@ _ENUMERATOR = re.compile(r"(?:^|(?<=[\s。.;；:：,，]))\((?:\d{1,2}|[ivIV]{1,
 _PROB = re.compile(r"(?<![A-Za-z])(?:Pr|Prob|P|ℙ)\s*\[([^\[\]]{0,40})\]|(?<![A-Za-z])(?:Pr|Prob|ℙ)\s*\(")
 
 
+# Operators said in words between two math operands: 「q(y) 乘 min(1, p/q) 也就是 min(p, q)」, 「1 减 Σ min(p, q)」.
+# 「就是 / 即 / 等于」 reads as an arrow (counts when true, never reported false): words are loose.
+_OPERAND_BEFORE, _OPERAND_AFTER = r"(?<=[A-Za-z0-9_)\]])\s*", r"\s*(?=[A-Za-z0-9_(Σ∑])"
+_WORD_OPERATORS = [(re.compile(_OPERAND_BEFORE + words + _OPERAND_AFTER), sign) for words, sign in (
+    ("(?:乘以|乘上|乘)", " · "), ("(?:除以)", " / "), ("(?:减去|减掉|减)", " - "), ("(?:加上)", " + "),
+    ("(?:也就是|其实就是|就是|即|等于|正好是|恰好是)", " → "))]
+
+
 def prepare(sentence: str) -> str:
-    """The sentence's math in the front end's spelling: array notation, event probabilities, possessives cut."""
+    """The sentence's math in the front end's spelling: array notation, event probabilities, possessives cut,
+    operators said in words."""
+    for pattern, sign in _WORD_OPERATORS:
+        sentence = pattern.sub(sign, sentence)
     text = _PROB.sub(lambda m: f"P({m[1]})" if m[1] is not None else "P(", _ENUMERATOR.sub(" ", sentence))
     text = array_notation(text)
     text = _EVENT.sub(_event, text)

@@ -1,6 +1,7 @@
 """Normalisation of free-text answers, before any rule sees them. Pure.
 
-`clean` keeps the answer readable (for quoting): Unicode subscripts as `_` subscripts (xⱼ -> x_j), NFKC
+`clean` keeps the answer readable (for quoting): Unicode subscripts as `_` subscripts (xⱼ -> x_j), superscript
+digits as powers (x² -> x^2, so a footnote mark does not glue onto the word before it), NFKC
 (full-width letters, digits and punctuation become ASCII), every invisible character removed (zero-width spaces and joiners, soft hyphens, bidi
 marks, BOM: Unicode category Cf, plus the variation selectors), one kind of dash, one kind of
 space. `plain` is what the rules match: `clean`, then markdown markup and LaTeX markup turned into
@@ -32,11 +33,13 @@ def _invisible(ch: str) -> bool:
 # Unicode subscripts (xⱼ, pᵢ, x₁, yⱼ₋₁) as the underscore subscripts students also type (x_j, p_i, x_1, y_j-1);
 # NFKC alone would run them into the letter (xj).
 _SUBSCRIPTS = re.compile("[\u2080-\u209c\u1d62-\u1d6a\u2c7c]+")
+_SUPERSCRIPT_DIGITS = re.compile("[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+")     # x² -> x^2, a footnote mark name¹ -> name^1
 
 
 def clean(text: str | None) -> str:
     """NFKC, invisible characters removed, one dash, ordinary spaces; case and markup kept."""
     text = _SUBSCRIPTS.sub(lambda m: "_" + m[0], text or "")
+    text = _SUPERSCRIPT_DIGITS.sub(lambda m: "^" + m[0], text)
     text = unicodedata.normalize("NFKC", text)
     text = "".join(ch for ch in text if not _invisible(ch) and (ch in "\n\t" or unicodedata.category(ch) != "Cc"))
     text = text.translate(_DASHES).translate(_QUOTES).translate(_DOTS)
