@@ -119,6 +119,7 @@ class TextSettings:
     instance: re.Pattern | None = None         # a worked numerical example: a claim found only there is not shown in general
     contrast: re.Pattern | None = None         # a turn (但, however …): a claim whose sentence turns may be taken back in it
     lesson_paste: float = 0.6                  # share of the answer's shingles found in the lesson's own prose: pasted back
+    verified_review: int = 3                   # this many true identities in an answer short of full marks: low confidence
 
 
 @dataclass(frozen=True)
@@ -301,7 +302,7 @@ def parse_settings(data: dict, where: str = "text") -> TextSettings:
                         _alternatives(data["hedges"], f"{where}.hedges") if data.get("hedges") else None,
                         _alternatives(data["instance"], f"{where}.instance") if data.get("instance") else None,
                         _alternatives(data["contrast"], f"{where}.contrast") if data.get("contrast") else None,
-                        float(data.get("lesson_paste", 0.6)))
+                        float(data.get("lesson_paste", 0.6)), int(data.get("verified_review", 3)))
 
 
 def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCriterion:
@@ -369,6 +370,20 @@ def parse_text_rubric(data: dict, where: str = "") -> dict[str, TextCriterion]:
 
 # --- matching -------------------------------------------------------------------------------------
 QUOTED = re.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"]*\"")
+# A quotation is a mention (「有人说『…』」, 「常见误解是「…」」), unless the sentence states it as its own rule:
+# 「规则就变成「…」」, "the rule becomes "…"" (a stating verb just before it, no word of distance near it).
+_STATES_QUOTE = re.compile(r"(变成|变为|就是|即|成了|改成|rule is|rule becomes|becomes)\s*[:：]?\s*$")
+_MENTIONS_QUOTE = re.compile(r"误解|错误|误区|有人|说法|以为|所谓|常说|听说|别再|不要|并非|不是|myth|wrong|mistake|people say")
+
+
+def unquoted_mentions(low: str) -> str:
+    """`low` with the quotations that are mentioned, not stated, blanked out (same length)."""
+    def blank(m: re.Match) -> str:
+        before = low[max(0, m.start() - 16):m.start()]
+        if _STATES_QUOTE.search(before) and not _MENTIONS_QUOTE.search(before):
+            return m[0]
+        return " " * len(m[0])
+    return QUOTED.sub(blank, low)
 @dataclass
 class Analysed:
     """One answer, split and with its formulas extracted, reused by every rule."""
@@ -427,7 +442,7 @@ def rule_sentence(rules: tuple[Rule, ...], a: Analysed, scope: Scope, misconcept
         if i in skip or s.question or (prose and not a.asserting[i]) or (misconception and s.distanced):
             continue
         if misconception:                     # a misconception in quotation marks is mentioned, not stated
-            s = replace(s, low=QUOTED.sub(lambda m: " " * len(m[0]), s.low))
+            s = replace(s, low=unquoted_mentions(s.low))
         for rule in rules:
             if any(t.unless and t.pattern.search(s.low) for t in rule.terms):
                 continue

@@ -416,11 +416,16 @@ _WORD_OPERATORS = [(re.compile(_OPERAND_BEFORE + words + _OPERAND_AFTER), sign) 
     ("(?:也就是|其实就是|就是|即|等于|正好是|恰好是)", " → "))]
 
 
+# 「q(x)(1 − a(x))」: a distribution at a point times a bracket, written without a product sign.
+_IMPLICIT_PRODUCT = re.compile(r"(?<![A-Za-z])([pqr](?:_\w{1,6})?\s*\(\s*[a-z](?:_\w+)?\s*\))\s*(?=\()")
+
+
 def prepare(sentence: str) -> str:
     """The sentence's math in the front end's spelling: array notation, event probabilities, possessives cut,
     operators said in words."""
     for pattern, sign in _WORD_OPERATORS:
         sentence = pattern.sub(sign, sentence)
+    sentence = _IMPLICIT_PRODUCT.sub(r"\1·", sentence)
     text = _PROB.sub(lambda m: f"P({m[1]})" if m[1] is not None else "P(", _ENUMERATOR.sub(" ", sentence))
     text = array_notation(text)
     text = _EVENT.sub(_event, text)

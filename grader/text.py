@@ -254,6 +254,10 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         reasons.append("像关键词罗列：论断没有写成句子")
     if "swapped" in flags and any(ln.id in found for ln in criterion.lines):
         reasons.append("两行与对象的对应可能颠倒")     # one line right, one crossed: a clean swap (both crossed) is certain
+    n_true = sum(1 for fs in a.formulas for f in fs if f.holds)
+    if not reasons and not flags and criterion.prose and 0 < points < criterion.points and n_true >= settings.verified_review:
+        # a derivation in formulas: the identities hold, but the steps were not matched to the claims
+        reasons.append(f"有 {n_true} 个数值上成立的等式却没拿满分：可能是用公式写出、没有被识别的步骤")
     if (not reasons and not flags and criterion.prose and points < criterion.points
             and n_chars >= settings.long_answer_chars and level_gap <= 1):
         reasons.append("答案较长但只差一个论断未被识别，可能是表述方式不同")

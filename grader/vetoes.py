@@ -20,7 +20,9 @@ RejectionSampler or GPUModelRunner, snake_case such as num_sampled, any name set
 prod_j and LaTeX command names are not identifiers, and nothing inside $…$ is read) and fire when
 there are at least `min_identifiers` of them and no `none` pattern (the ownership and state words)
 occurs anywhere in the answer. An ownership word whose object is only a demonstrative (负责这件事,
-"handles this") says nothing about a state and does not count. The names must stand in for the
+"handles this") says nothing about a state and does not count; the veto's `doubt` patterns there are
+role words (负责, handles) that say what a name does, not which state it holds: found alone, the hit
+is a doubt. The names must stand in for the
 argument: with fewer than `_NAMES_ONLY_TOKENS` prose tokens outside them it is a veto; with at least
 `_ARGUMENT_TOKENS` (pseudo-code with prose, an answer that also reasons) the answer argues and there
 is no hit; in between, a doubt.
@@ -166,8 +168,10 @@ def _scan(answers: dict, vetoes, feedback: dict | None) -> list[VetoHit]:
                     evidence = first or template.format(names="、".join(names[:8]))
                     prose = argument_tokens(text, names)
                     # Many names and no word about who holds or changes a state: with a real argument beside
-                    # them it is not clearly the veto, so a person reads it (a doubt), never silence.
-                    kind = "veto" if prose < _NAMES_ONLY_TOKENS else "doubt"
+                    # them, or only a role word (`doubt`: 负责, handles), it is not clearly the veto, so a
+                    # person reads it (a doubt), never silence.
+                    role = any(_owns(p, plain(text)) for p in veto.doubt)
+                    kind = "veto" if prose < _NAMES_ONLY_TOKENS and not role else "doubt"
             if evidence is not None and kind is not None:
                 hits.append(VetoHit(veto.id, answer_id, _quote(evidence), veto.message, certain=kind == "veto"))
     return hits
