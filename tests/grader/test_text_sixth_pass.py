@@ -127,3 +127,12 @@ def test_a_rebutted_hearsay_is_no_veto_and_no_doubt(rubric):
     text = "常听人说草稿模型越好，输出就越贴近 target，这是错的：对任何 q 输出都精确等于 p。"
     assert find_vetoes({"Q1": text}, rubric.vetoes, rubric.feedback) == []
     assert veto_doubts({"Q1": text}, rubric.vetoes, rubric.feedback) == []
+
+
+def test_a_bare_multiple_is_a_doubt_unless_sourced(rubric):
+    from grader.vetoes import veto_doubts
+    bare = "投机解码能让它翻个倍。"
+    assert find_vetoes({"Q3": bare}, rubric.vetoes, rubric.feedback) == []
+    assert [h.id for h in veto_doubts({"Q3": bare}, rubric.vetoes, rubric.feedback)] == ["veto.peak_speedup"]
+    for sourced in ("Chen et al report roughly 2-3x in their setup.", "argmax 对常数倍不敏感。"):
+        assert veto_doubts({"Q3": sourced}, rubric.vetoes, rubric.feedback) == []

@@ -136,7 +136,7 @@ def main(argv: list[str]) -> int:
     paths = [Path(a) for a in argv] or [HERE / n for n in ("dev.yml", "holdout.yml", "fresh.yml", "fresh2.yml", "fresh3.yml", "fresh4.yml",
                                                           "fresh5.yml", "fresh6.yml", "fresh7.yml", "fresh8.yml", "fresh9.yml",
                                                           "fresh10.yml", "fresh11.yml", "fresh12.yml", "fresh13.yml",
-                                                          "fresh14.yml", "fresh15.yml")]
+                                                          "fresh14.yml", "fresh15.yml", "fresh16.yml")]
     seen: dict[str, str] = {}
     loaded, errors = {}, []
     for path in paths:

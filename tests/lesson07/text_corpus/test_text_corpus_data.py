@@ -14,7 +14,7 @@ MINIMUM = {"dev.yml": (130, 28), "holdout.yml": (48, 12), "fresh.yml": (80, 20),
            "fresh4.yml": (60, 15), "fresh5.yml": (90, 18), "fresh6.yml": (90, 18), "fresh7.yml": (90, 18), "fresh8.yml": (90, 18),
            "fresh9.yml": (90, 18), "fresh10.yml": (90, 18), "fresh11.yml": (90, 18),
            "fresh12.yml": (90, 18), "fresh13.yml": (90, 18),
-           "fresh14.yml": (90, 18), "fresh15.yml": (90, 18)}
+           "fresh14.yml": (90, 18), "fresh15.yml": (90, 18), "fresh16.yml": (90, 18)}
 INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
 
 
