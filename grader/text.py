@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import codemap
-from .claims import QUOTED, Analysed, TextCriterion, analyse, formula_sentence, rule_sentence
+from .claims import QUOTED, TextCriterion, analyse, formula_sentence, rule_sentence
 from .normalise import clean, compact, prose_tokens
 from .sentences import negated, split_sentences, substance
 

@@ -8,12 +8,9 @@ from answers import GOOD, KEYWORDS
 from grader.formulas import canonical, extract, identity_holds
 from grader.normalise import clean, plain, prose_tokens, readable
 from grader.sentences import negated, split_sentences
-from grader.text import collusion, copy_share, score_answer
+from grader.text import collusion, copy_share
+from textgrade import grade
 
-
-def grade(ctx, criterion_id, answer, check_copy=True):
-    c = ctx.rubric.criterion(criterion_id)
-    return score_answer(answer, c, ctx.references.get(c.answer), None, ctx.rubric.feedback, check_copy=check_copy)
 
 
 def test_normalise_invisible_fullwidth_latex_markdown():

@@ -3,12 +3,8 @@ full score rests on weak evidence, or where a substantial answer scored low; non
 sure. Also the evidence fixes found on the blind sets: English concept words are whole words, Q1 full
 credit needs the reject path derived, code-map line cues written as line1/line2."""
 from grader.claims import whole_words
-from grader.text import score_answer
+from textgrade import grade
 
-
-def grade(ctx, criterion_id, answer):
-    c = ctx.rubric.criterion(criterion_id)
-    return score_answer(answer, c, ctx.references.get(c.answer), None, ctx.rubric.feedback)
 
 
 def test_a_misconception_that_decided_nothing_is_reported_but_not_reviewed(ctx):

@@ -11,11 +11,8 @@ from grader.normalise import plain, readable
 from grader.sentences import split_sentences
 from grader.text import score_answer
 from grader.vetoes import find_vetoes, veto_doubts
+from textgrade import grade
 
-
-def grade(ctx, criterion_id, answer):
-    c = ctx.rubric.criterion(criterion_id)
-    return score_answer(answer, c, ctx.references.get(c.answer), None, ctx.rubric.feedback)
 
 
 def test_chinese_against_latin_letters_gets_a_space():

@@ -6,12 +6,9 @@ import pytest
 from grader.claims import TextRubricError, expand, parse_settings
 from grader.formulas import array_notation, extract
 from grader.normalise import plain, simplified
-from grader.text import aligned_share, score_answer
+from grader.text import aligned_share
+from textgrade import grade
 
-
-def grade(ctx, criterion_id, answer):
-    c = ctx.rubric.criterion(criterion_id)
-    return score_answer(answer, c, ctx.references.get(c.answer), None, ctx.rubric.feedback)
 
 
 def test_traditional_chinese_is_read_as_simplified_with_and_without_the_library():

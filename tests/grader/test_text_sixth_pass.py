@@ -5,13 +5,9 @@ backwards, role words beside many names (a doubt), and new wordings of the vetoe
 import pytest
 
 from grader.normalise import readable
-from grader.text import score_answer
 from grader.vetoes import find_vetoes
+from textgrade import grade
 
-
-def grade(ctx, criterion_id, answer):
-    c = ctx.rubric.criterion(criterion_id)
-    return score_answer(answer, c, ctx.references.get(c.answer), None, ctx.rubric.feedback)
 
 
 def test_numbered_list_items_keep_their_number():
