@@ -46,7 +46,7 @@ def grade_corpus(entries: list[dict], overrides: dict | None = None) -> list[dic
 
     from grader.grade import context
     from grader.text import score_answer
-    from grader.vetoes import find_vetoes, from_misconceptions, veto_doubts
+    from grader.vetoes import find_vetoes, from_misconceptions, merge_linked, veto_doubts
 
     ctx = context("lesson07")
     criteria = {c.answer: c.text for c in ctx.rubric.text_criteria}
@@ -62,9 +62,9 @@ def grade_corpus(entries: list[dict], overrides: dict | None = None) -> list[dic
         linked = from_misconceptions([c for c in ctx.rubric.text_criteria if c.answer == e["question"]],
                                      {c.id: result for c in ctx.rubric.text_criteria if c.answer == e["question"]},
                                      ctx.rubric.vetoes)
-        hits = hits + [h for h in linked if h.certain]
+        hits, doubted = merge_linked(hits, doubted, linked)
         vetoes = sorted({h.id for h in hits})
-        doubts = sorted({h.id for h in doubted + [h for h in linked if not h.certain]} - set(vetoes))
+        doubts = sorted({h.id for h in doubted} - set(vetoes))
         rows.append({"id": e["id"], "question": e["question"], "style": e.get("style", ""), "want": e["points"],
                      "got": result.points, "max": criterion.points, "review": result.needs_review or bool(hits) or bool(doubts),
                      "confidence_reason": result.confidence_reason, "want_vetoes": sorted(e.get("vetoes") or []),

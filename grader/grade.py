@@ -31,7 +31,7 @@ from .rubric import Exercise, Rubric, RubricError, load_rubric
 from .score import Report, ReportError, failed_report, score
 from .submission import SubmissionError, find_answers, find_exercise, read_notebook
 from .text import collusion, score_answer
-from .vetoes import find_vetoes, from_misconceptions, veto_doubts
+from .vetoes import find_vetoes, from_misconceptions, merge_linked, veto_doubts
 
 
 @dataclass(frozen=True)
@@ -204,14 +204,7 @@ def _grade(name: str, options: Options) -> Report:
     # Borderline veto hits (hedged, quoted, contrasting): not vetoes, but a person should read that sentence.
     doubts = veto_doubts(answered, rubric.vetoes, rubric.feedback)
     # A stated misconception that is also a veto (rubric `veto:`) raises it, unless the veto's own rules did.
-    for linked in from_misconceptions(rubric.text_criteria, texts, rubric.vetoes):
-        if any((h.id, h.answer) == (linked.id, linked.answer) for h in hits):
-            continue
-        if linked.certain:
-            hits.append(linked)
-            doubts = [d for d in doubts if (d.id, d.answer) != (linked.id, linked.answer)]
-        elif not any((d.id, d.answer) == (linked.id, linked.answer) for d in doubts):
-            doubts.append(linked)
+    hits, doubts = merge_linked(hits, doubts, from_misconceptions(rubric.text_criteria, texts, rubric.vetoes))
     for doubt in doubts:
         for criterion in rubric.text_criteria:
             if criterion.answer == doubt.answer:

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import codemap
-from .claims import QUOTED, TextCriterion, analyse, formula_sentence, rule_sentence
+from .claims import TextCriterion, analyse, formula_sentence, rule_sentence, unquoted_mentions
 from .normalise import clean, compact, prose_tokens
 from .sentences import negated, split_sentences, substance
 
@@ -311,7 +311,7 @@ def _touches(pattern, sentences, scope) -> bool:
     for s in sentences:
         if s.question or s.distanced:
             continue
-        low = QUOTED.sub(lambda m: " " * len(m[0]), s.low)          # a quoted wrong claim is mentioned, not made
+        low = unquoted_mentions(s.low)          # a quoted wrong claim is mentioned, not made (the claims' rule)
         if any(not negated(s, m.start(), m.end(), scope) for m in pattern.finditer(low)):
             return True
     return False

@@ -163,14 +163,15 @@ def _scan(answers: dict, vetoes, feedback: dict | None) -> list[VetoHit]:
                         break
             else:
                 names = identifiers(text)
-                if len(names) >= veto.min_identifiers and not any(_owns(p, plain(text)) for p in veto.none):
+                norm = plain(text)
+                if len(names) >= veto.min_identifiers and not any(_owns(p, norm) for p in veto.none):
                     first = next((s for s in sentences(text) if any(n in s for n in names)), None)
                     evidence = first or template.format(names="、".join(names[:8]))
                     prose = argument_tokens(text, names)
                     # Many names and no word about who holds or changes a state: with a real argument beside
                     # them, or only a role word (`doubt`: 负责, handles), it is not clearly the veto, so a
                     # person reads it (a doubt), never silence.
-                    role = any(_owns(p, plain(text)) for p in veto.doubt)
+                    role = any(_owns(p, norm) for p in veto.doubt)
                     kind = "veto" if prose < _NAMES_ONLY_TOKENS and not role else "doubt"
             if evidence is not None and kind is not None:
                 hits.append(VetoHit(veto.id, answer_id, _quote(evidence), veto.message, certain=kind == "veto"))
@@ -196,6 +197,22 @@ def from_misconceptions(criteria, results: dict, vetoes) -> list[VetoHit]:
                 out.append(VetoHit(veto_id, criterion.answer, _quote(found["sentence"]), by_id[veto_id].message,
                                    certain=not _HEDGE.search(plain(found["sentence"]))))
     return out
+
+
+def merge_linked(hits: list[VetoHit], doubts: list[VetoHit], linked: list[VetoHit]) -> tuple[list[VetoHit], list[VetoHit]]:
+    """(hits, doubts) with the misconception-linked ones (`from_misconceptions`) added: a certain one is a hit
+    (and no longer a doubt), a hedged one a doubt; a (veto, answer) the veto's own rules already hit is left."""
+    hits, doubts = list(hits), list(doubts)
+    for item in linked:
+        key = (item.id, item.answer)
+        if any((h.id, h.answer) == key for h in hits):
+            continue
+        if item.certain:
+            hits.append(item)
+            doubts = [d for d in doubts if (d.id, d.answer) != key]
+        elif not any((d.id, d.answer) == key for d in doubts):
+            doubts.append(item)
+    return hits, doubts
 
 
 def find_vetoes(answers: dict, vetoes, feedback: dict | None = None) -> list[VetoHit]:

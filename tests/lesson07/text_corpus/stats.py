@@ -132,11 +132,20 @@ def report(name: str, entries: list[dict]) -> str:
     return "\n".join(parts)
 
 
+def corpus_files() -> list[Path]:
+    """Every corpus file next to this one but augment.yml: dev, holdout, then fresh, fresh2, fresh3 … in order."""
+    def order(path: Path):
+        number = path.stem.removeprefix("fresh")       # fresh.yml is the first of the fresh sets
+        if path.stem in ("dev", "holdout"):
+            return (("dev", "holdout").index(path.stem), 0, "")
+        if number == "" or number.isdigit():
+            return (2, int(number or 1), "")
+        return (3, 0, path.stem)
+    return sorted((p for p in HERE.glob("*.yml") if p.name != "augment.yml"), key=order)
+
+
 def main(argv: list[str]) -> int:
-    paths = [Path(a) for a in argv] or [HERE / n for n in ("dev.yml", "holdout.yml", "fresh.yml", "fresh2.yml", "fresh3.yml", "fresh4.yml",
-                                                          "fresh5.yml", "fresh6.yml", "fresh7.yml", "fresh8.yml", "fresh9.yml",
-                                                          "fresh10.yml", "fresh11.yml", "fresh12.yml", "fresh13.yml",
-                                                          "fresh14.yml", "fresh15.yml", "fresh16.yml")]
+    paths = [Path(a) for a in argv] or corpus_files()
     seen: dict[str, str] = {}
     loaded, errors = {}, []
     for path in paths:
