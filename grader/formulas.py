@@ -42,7 +42,7 @@ _KNOWN = {"p", "q", "r", "R", "O", "A", "J", "C"}
 _HEADS = {"Min": "min", "Max": "max", "S": "sum"}
 _MAX_SIDE = 160
 _TRIALS, _VOCAB = 5, 6
-_CONDITIONAL = re.compile(r"当|若|如果|假如|假设|只要|时候|的时|时(?=[\s,，])|\bif\b|\bwhen\b|\bwhenever\b|\bassume|\bsuppose|≤|≥|<|>")
+_CONDITIONAL = re.compile(r"当|若|如果|假如|假设|只要|时候|的时|时(?=[\s,，])|\bif\b|\bwhen\b|\bwhenever\b|\bassume|\bsuppose|≤|≥|<|>", re.IGNORECASE)
 
 
 class Unparseable(ValueError):
@@ -89,9 +89,12 @@ _EV_OUTPUT = re.compile(r"(?<![A-Za-z])y(?![A-Za-z])|输出|output|emit")
 _EV_WORDS = re.compile(r"[\u3400-\u9fff]|[A-Za-z]{2,}")
 # Array notation.
 _NP = re.compile(r"\b(?:np|numpy|torch)\.(minimum|maximum|min|max|sum|clip|clamp)\s*\(")
-_POSSESSIVE = re.compile(r"[A-Za-z0-9_)\]]+\s*(?=(?:的|之)[\u3400-\u9fff])")
+_POSSESSIVE = re.compile(r"[A-Za-z0-9_)\]]+\s*(?=(?:的|之|嘅)\s*[\u3400-\u9fffA-Za-z]|'s\s)")
 _DEFINED = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*|[" + _GREEK + r"])\s*=(?!=)")
 _NOT_BINDABLE = {"min", "max", "sum", "log", "exp", "P", "O", "R"} | {"p", "q", "r"}
+# Single letters that name a distribution, a token or an index (x = y is no definition); others may be bound
+# (a = min(1, p/q), s = Σ min(p, q)).
+_VARIABLES = set("pqrxyvuijkntz")
 
 
 def _dist(m: re.Match) -> str:
@@ -416,6 +419,8 @@ _WORD_OPERATORS = [(re.compile(_OPERAND_BEFORE + words + _OPERAND_AFTER), sign) 
     ("(?:也就是|其实就是|就是|即|等于|正好是|恰好是)", " → "))]
 
 
+# A code comment that goes on with the equation (`acc_path = q * a   # == np.minimum(p, q)`): the same chain.
+_COMMENTED_EQUALS = re.compile(r"(?:#|//)\s*(?==)")
 # 「q(x)(1 − a(x))」: a distribution at a point times a bracket, written without a product sign.
 _IMPLICIT_PRODUCT = re.compile(r"(?<![A-Za-z])([pqr](?:_\w{1,6})?\s*\(\s*[a-z](?:_\w+)?\s*\))\s*(?=\()")
 
@@ -423,6 +428,7 @@ _IMPLICIT_PRODUCT = re.compile(r"(?<![A-Za-z])([pqr](?:_\w{1,6})?\s*\(\s*[a-z](?
 def prepare(sentence: str) -> str:
     """The sentence's math in the front end's spelling: array notation, event probabilities, possessives cut,
     operators said in words."""
+    sentence = _COMMENTED_EQUALS.sub(" ", sentence)
     for pattern, sign in _WORD_OPERATORS:
         sentence = pattern.sub(sign, sentence)
     sentence = _IMPLICIT_PRODUCT.sub(r"\1·", sentence)
@@ -430,7 +436,7 @@ def prepare(sentence: str) -> str:
     text = array_notation(text)
     text = _EVENT.sub(_event, text)
     text = _P_ACC.sub(" C ", text)
-    return _POSSESSIVE.sub("\u22a5 ", text)          # `r 的分母`: r is not a side (⊥ is not math)
+    return _POSSESSIVE.sub("\u22a5 ", text)          # `r 的分母`, `r 嘅 normalizer`, `r's denominator`: r is not a side (⊥ is not math)
 
 
 def _substitute(part: str, bindings: dict) -> str:
@@ -457,7 +463,7 @@ def extract(sentence: str, bindings: dict | None = None) -> tuple[list[Formula],
             name = part.split(",")[-1].strip()     # 「r(y) = …/Z, Z = Σ …」: the name after the last comma
             if (n < len(relations) and relations[n] == "=" and _DEFINED.fullmatch(name + "=")
                     and name not in _NOT_BINDABLE
-                    and not (len(name) == 1 and name.isascii() and (name.islower() or name in _KNOWN))):
+                    and not (len(name) == 1 and name.isascii() and (name in _VARIABLES or name in _KNOWN))):
                 value_part = _substitute(parts[n + 1], bindings)
                 rhs = _chunks(value_part)[0]
                 if rhs and _expr(rhs[0]) is not None:

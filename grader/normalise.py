@@ -2,7 +2,7 @@
 
 `clean` keeps the answer readable (for quoting): Unicode subscripts as `_` subscripts (xⱼ -> x_j), superscript
 digits as powers (x² -> x^2, so a footnote mark does not glue onto the word before it), NFKC
-(full-width letters, digits and punctuation become ASCII), every invisible character removed (zero-width spaces and joiners, soft hyphens, bidi
+(full-width letters, digits and punctuation become ASCII; ⁄ ∕ ÷ a slash), every invisible character removed (zero-width spaces and joiners, soft hyphens, bidi
 marks, BOM: Unicode category Cf, plus the variation selectors), one kind of dash, one kind of
 space. `plain` is what the rules match: `clean`, then markdown markup and LaTeX markup turned into
 plain text and plain math (`\\min\\{a, b\\}` -> `min(a, b)`, `\\frac{a}{b}` -> `(a)/(b)`, `\\cdot` -> `·`,
@@ -11,7 +11,8 @@ single spaces with line breaks kept.
 
 `simplified` converts Traditional to Simplified Chinese with zhconv (a real, phrase-aware conversion)
 when it is installed, else with a compact character table of the characters this course's answers
-use (`_HANT_FALLBACK`, pairs of traditional, simplified).
+use (`_HANT_FALLBACK`, pairs of traditional, simplified), and written Cantonese (係, 嘅, 唔, 冇, 咗 …) as
+Mandarin.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import unicodedata
 _DASHES = dict.fromkeys(map(ord, "−–—‐‑‒﹣⁃"), "-")
 _QUOTES = {ord("“"): '"', ord("”"): '"', ord("‘"): "'", ord("’"): "'"}
 _DOTS = dict.fromkeys(map(ord, "・･•∙⋅"), "·")     # every middle dot a product dot
+_SLASHES = dict.fromkeys(map(ord, "⁄∕÷"), "/")      # the fraction slash, the division slash and ÷ divide
 _SPACES = re.compile(r"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
 _WHITESPACE = re.compile(r"\s+")
 
@@ -42,7 +44,7 @@ def clean(text: str | None) -> str:
     text = _SUPERSCRIPT_DIGITS.sub(lambda m: "^" + m[0], text)
     text = unicodedata.normalize("NFKC", text)
     text = "".join(ch for ch in text if not _invisible(ch) and (ch in "\n\t" or unicodedata.category(ch) != "Cc"))
-    text = text.translate(_DASHES).translate(_QUOTES).translate(_DOTS)
+    text = text.translate(_DASHES).translate(_QUOTES).translate(_DOTS).translate(_SLASHES)
     return _SPACES.sub(" ", text)
 
 
@@ -78,8 +80,37 @@ def _command(m: re.Match) -> str:
 _STARRED = re.compile(r"(?<=[A-Za-z])\^\{?\s*(?:\\star|\\ast|\*|⋆)\s*\}?|(?<=[A-Za-z])⋆")
 
 
+_BRACE_NOTE = re.compile(r"\\(?:under|over)brace\s*(?=\{)")
+
+
+def _group_end(text: str, start: int) -> int:
+    """The index after the brace group opening at text[start] == "{" (its end of text if unbalanced)."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return i + 1
+    return len(text)
+
+
+def _drop_brace_notes(text: str) -> str:
+    """`\\underbrace{X}_{=Y}` (or `\\overbrace{X}^{…}`) -> `X`: the note under the brace is a comment on X,
+    not a term of the equation it stands in."""
+    while (m := _BRACE_NOTE.search(text)) is not None:
+        body_end = _group_end(text, m.end())
+        body = text[m.end() + 1:body_end - 1]
+        rest = body_end
+        note = re.match(r"\s*[_^]\s*", text[rest:])
+        if note:
+            rest += note.end()
+            rest = _group_end(text, rest) if text[rest:rest + 1] == "{" else rest + 1
+        text = text[:m.start()] + body + text[rest:]
+    return text
+
+
 def latex_to_plain(text: str) -> str:
     """LaTeX math markup -> the plain notation students also type (`min(p, q)`, `(a)/(b)`, `Σ_v`)."""
+    text = _drop_brace_notes(text)
     text = _STARRED.sub("", text.replace(r"\{", "(").replace(r"\}", ")"))
     text = _SIZING.sub(lambda m: (m[1] or "").lstrip("\\").replace(".", ""), text)
     text = _PLUS_PART.sub(r"\1_+", text)
@@ -120,13 +151,28 @@ except ImportError:                      # pragma: no cover - the fallback table
     _zhconv = None
 
 
+# Written Cantonese as Mandarin, so that one rule reads both (「p 要係做晒 penalty 嘅 target」 = 「p 要是做完 penalty 的
+# target」, 「唔使 rollback」 = 「不使 rollback」, 「冇偏」 = 「没有偏」). 係 is 是 except in 關係 / 聯係 / 係數 (relation,
+# coefficient), and it is rewritten before the script conversion, which spells it 系.
+_CANTONESE_IS = re.compile(r"(?<![關关聯联干體体])係(?![數数統统咪])")
+_CANTONESE = [(re.compile(a), b) for a, b in (
+    ("係咪|系咪", "是不是"), ("有冇", "有没有"), ("加埋", "加起来"), ("[淨净]返", "只剩"), ("佢哋", "它们"),
+    ("啱啱", "刚好"), ("乜嘢", "什么"), ("嘅", "的"), ("唔", "不"), ("冇", "没有"), ("咗", "了"), ("喺", "在"),
+    ("嚟", "来"), ("啲", "些"), ("嗰", "那"), ("佢", "它"), ("哋", "们"), ("咩", "什么"), ("嘢", "东西"),
+    ("晒", "完"), ("啱", "对"), ("睇", "看"), ("[諗谂]", "想"), ("[畀俾]", "给"), ("[拎攞]", "拿"), ("[揾搵]", "找"),
+    ("噉", "这样"), ("咁", "这么"))]
+
+
 def simplified(text: str, use_library: bool = True) -> str:
-    """Traditional Chinese as Simplified (zhconv when available, else the fallback table); other text unchanged."""
+    """Traditional Chinese as Simplified (zhconv when available, else the fallback table), written Cantonese
+    as Mandarin (`_CANTONESE`); other text unchanged."""
     if not text or not _CJK.search(text):
         return text
-    if use_library and _zhconv is not None:
-        return _zhconv.convert(text, "zh-cn")
-    return text.translate(_HANT)
+    text = _CANTONESE_IS.sub("是", text)
+    text = _zhconv.convert(text, "zh-cn") if use_library and _zhconv is not None else text.translate(_HANT)
+    for pattern, mandarin in _CANTONESE:
+        text = pattern.sub(mandarin, text)
+    return text
 
 
 # Chinese written against Latin letters or digits ("q和p", "_rejection_kernel干的活"): a space between them, as

@@ -28,7 +28,10 @@ from .normalise import readable, simplified
 # A line break ends a sentence unless the line ends with a clause mark (a sentence wrapped after a comma),
 # nor one inside English wrapped mid-sentence (a lower-case word, then a line going on in lower case).
 LINE_BREAK = r"(?<![，,、：:（(a-z])\n+|(?<=[a-z])\n+(?![a-z])"      # the vetoes split at the same line breaks
-_SENTENCE_END = re.compile(r"[。！？!?；;]+|" + LINE_BREAK + r"|(?<=[a-z)\]\d])\.(?=\s|$)")
+# A full stop ends an English sentence, not the abbreviations inside one (w.p., e.g., i.e., vs., cf.); an
+# exclamation mark does, not the != of code.
+ABBREVIATION = r"(?<!w\.p)(?<!e\.g)(?<!i\.e)(?<!\bvs)(?<!\bcf)(?<!\bresp)"
+_SENTENCE_END = re.compile(r"(?:[。！？?；;]|!(?!=))+|" + LINE_BREAK + r"|(?<=[a-z)\]\d])" + ABBREVIATION + r"\.(?=\s|$)")
 _CLAUSE_MARKS = "，,、：:"
 # Punctuation of any kind (sentence or clause): a long piece without any uses its spaces as punctuation.
 _ANY_PUNCT = re.compile(r"[。！？!?；;，,、：:.]")

@@ -75,6 +75,9 @@ def _shingles_of(text: str, n: int) -> set[tuple]:
     return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
 
 
+_ALIGNED_MIN_PROSE = 20      # prose tokens (Chinese characters, English words) an answer needs for the alignment check
+
+
 def aligned_share(answer: str, reference: str, block: int = 3) -> float:
     """Share of the answer's characters (`compact`) that align, in order, with the reference in runs of at
     least `block` characters: a copy reworded with synonyms keeps its order and most of its characters."""
@@ -181,7 +184,11 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
     if check_copy and reference and len(compact(reference)) >= settings.copy_min_chars:
         share = copy_share(answer, reference, settings.copy_ngram)
         close, n_sent = paraphrase_share(answer, reference)
-        aligned = aligned_share(answer, reference) if len(compact(answer)) >= settings.copy_min_chars else 0.0
+        # characters aligned in order count only with prose around the formulas: every right derivation shares
+        # the reference's formulas, and a formula-only answer aligns with them without copying anything
+        aligned = (aligned_share(answer, reference)
+                   if len(compact(answer)) >= settings.copy_min_chars and len(prose_tokens(answer)) >= _ALIGNED_MIN_PROSE
+                   else 0.0)
         # sentence-by-sentence closeness alone (short sentences of numbers) is no copy without shared characters
         reworded = n_sent >= 3 and close >= settings.paraphrase_threshold and (share >= settings.copy_review or aligned >= 0.5)
         if share >= settings.copy_threshold or reworded or aligned >= settings.aligned_copy:

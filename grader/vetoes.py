@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 
 from .normalise import clean, plain, prose_tokens, readable
-from .sentences import LINE_BREAK
+from .sentences import ABBREVIATION, LINE_BREAK
 
 # CamelCase (acronyms too: GPUModelRunner, KVCacheManager) or snake_case, with attributes.
 _IDENTIFIER = re.compile(r"(?<![\w.\\])(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z]{2,}[a-z0-9]+(?:[A-Z][a-z0-9]*)*|"
@@ -49,8 +49,8 @@ _MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$", re.DOTALL)
 # subscripts of at most 3 characters each. Real identifiers (num_sampled, _rejection_kernel) are longer.
 _MATH_SYMBOL = re.compile(r"_?[a-z]{1,4}(?:_[a-z0-9]{1,3})+")
 _LATEX_WORDS = {"prod", "sum", "min", "max", "frac", "log", "exp", "cdot", "text", "mathrm", "left", "right", "mid"}
-# The line breaks of grader/sentences.py (a line wrapped after a comma, or English wrapped mid-sentence, goes on).
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|" + LINE_BREAK + r"|(?<=[a-z)\d])\.(?=\s|$)")
+# The line breaks and abbreviations of grader/sentences.py (a line wrapped after a comma, or English wrapped mid-sentence, goes on).
+_SENTENCE_END = re.compile(r"(?<=[。！？?；;])|(?<=!)(?!=)|" + LINE_BREAK + r"|(?<=[a-z)\d])" + ABBREVIATION + r"\.(?=\s|$)")
 # A sentence that draws the conclusion of the ones before it.
 _CONCLUSION = re.compile(r"^\s*(所以|因此|因而|于是|故而|从而|由此|可见|therefore|thus|hence|so\b|consequently)", re.IGNORECASE)
 _HEDGE = re.compile(r"我觉得|我猜|我认为|大概|也许|或许|可能|好像|似乎|应该是|不太确定|不确定|\bi think\b|\bi guess\b|\bmaybe\b|"

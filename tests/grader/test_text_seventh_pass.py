@@ -1,0 +1,99 @@
+"""Text scoring, seventh pass (issue 8), after the blind measure of fresh17 and fresh18: written Cantonese read
+as Mandarin, more math spellings (the fraction slash, LaTeX brace notes, code comments that go on with an
+equation, single-letter names bound to a value, possessives in Cantonese and English), abbreviations and `!=`
+that do not end a sentence, a conditional "If Z = 0" that is no false identity, a formula-only derivation that is
+no copy, 法则 that is no predicate, and new wordings of two vetoes."""
+from grader.formulas import extract
+from grader.normalise import plain, readable, simplified
+from grader.sentences import split_sentences
+from grader.vetoes import find_vetoes
+from textgrade import grade
+
+
+def _holds(text, bindings=None):
+    return [(f.text, f.holds) for f in extract(readable(text), bindings)[0]]
+
+
+def test_written_cantonese_reads_as_mandarin():
+    assert simplified("p 要係做晒 penalty 嘅 target，唔使同 target 一樣處理。") == "p 要是做完 penalty 的 target，不使同 target 一样处理。"
+    assert simplified("佢哋都係喺含 x_i 嘅前綴下計") == "它们都是在含 x_i 的前缀下计"
+    assert simplified("冇偏") == "没有偏"
+    assert simplified("係咪要回滾？") == "是不是要回滚？"
+    # 係 inside a word is no copula: 關係 (relation), 係數 (coefficient)
+    assert simplified("關係同係數") == "关系同系数"
+
+
+def test_a_negation_in_cantonese_is_a_negation(ctx):
+    stated = grade(ctx, "Q3", "至於 KV cache，被拒位置要顯式 rollback 或者 free 先得。")
+    negated = grade(ctx, "Q3", "至於 KV cache，被拒位置唔使顯式 rollback 或者 free，舊 slot 下一輪自然被覆蓋。")
+    assert "misconception" in stated.flags
+    assert "misconception" not in negated.flags
+
+
+def test_slash_characters_divide():
+    assert plain("a ⁄ b ∕ c ÷ d") == "a / b / c / d"
+
+
+def test_a_latex_brace_note_is_a_comment_not_a_term():
+    text = r"$\Pr[y]=\underbrace{q(y)\min\{1,\tfrac{p(y)}{q(y)}\}}_{=\min\{p(y),q(y)\}}+\Pr[\text{rej}]\,r(y)$"
+    assert readable(text) == "Pr[y]=q(y)min(1,(p(y))/(q(y)))+Pr[rej] r(y)"
+    assert readable(r"$a=\overbrace{b+c}^{\text{two}}$") == "a=b+c"
+
+
+def test_a_condition_in_capitals_is_still_a_condition():
+    assert _holds("If Z = 0 then p = q.", {"Z": "Σ_v max(0, p(v) - q(v))"}) == [("(Σ_v max(0, p(v) - q(v))) = 0", None), ("p = q", None)]
+
+
+def test_possessives_cut_the_side():
+    assert _holds("P_rej == np.maximum(p - q, 0).sum() == r 嘅 normalizer") == [("R = Σ(max(p - q, 0))", True)]
+    assert _holds("1 - Σ min(p, q) = r's denominator") == []
+
+
+def test_a_code_comment_goes_on_with_the_equation_and_a_letter_can_be_bound():
+    bindings = {}
+    _holds("a = np.minimum(1.0, p / q)   # p/q can be > 1", bindings)
+    assert bindings == {"a": "min(1.0, p / q)"}
+    assert _holds("acc_path = q * a   # == np.minimum(p, q)", bindings) == [("q * (min(1.0, p / q)) = min(p, q)", True)]
+    token = {}
+    _holds("x = min(p, q)", token)
+    assert token == {}                                  # a token letter is no name being defined
+
+
+def test_abbreviations_and_not_equal_do_not_end_a_sentence(ctx):
+    text = ("Accept path: draft = y w.p. q(y), accepted w.p. min(1, p(y)/q(y)) → min(p(y), q(y)).")
+    result = grade(ctx, "Q1", text)
+    assert any(c["id"] == "accept" and c["found"] for c in result.evidence["claims"])
+    scope = ctx.rubric.criterion("Q3").text.settings.scope
+    assert len(split_sentences("y = sample(r)  # y != x[j] since r[x[j]] == 0", scope)) == 1
+    assert len(split_sentences("It stops! Then it drafts again.", scope)) == 2
+
+
+def test_a_formula_only_derivation_is_no_copy(ctx):
+    text = ("接受：q(y)·min(1, p(y)/q(y)) = min(p(y), q(y))\n"
+            "拒绝：P_rej = Σₓ q(x)·(1 − min(1, p(x)/q(x))) = 1 − Σₓ min(p(x), q(x)) = Σₓ max(0, p(x) − q(x))\n"
+            "残差 r(y) = max(0, p(y) − q(y)) / Σᵥ max(0, p(v) − q(v))，分母 = P_rej\n"
+            "⇒ P_rej · r(y) = max(0, p(y) − q(y))\n"
+            "P(y) = min(p, q) + max(0, p − q) = p(y) ∎")
+    result = grade(ctx, "Q1", text)
+    assert "copy" not in result.flags and result.points == 2
+
+
+def test_chain_rule_alone_is_no_sentence(ctx):
+    result = grade(ctx, "Q3", "鏈式法則、前綴、y_i≠x_i、截斷、num_sampled")
+    assert result.points == 0 and "keyword_list" in result.flags
+
+
+def test_accept_probability_named_without_min(ctx):
+    result = grade(ctx, "Q1", "- accept prob a(x) = p(x)/q(x)\n- accept path: q(y)·a(y) → min(p, q)\n"
+                              "- P_rej = 1 − Σ min(p, q) = Σ max(0, p−q) = normaliser of r\n"
+                              "- reject path = P_rej · max(0, p−q)/P_rej = max(0, p−q)\n- sum = p")
+    assert result.points == 1 and "misconception" in result.flags
+
+
+def test_new_wordings_of_two_vetoes(rubric):
+    def ids(text):
+        return [h.id for h in find_vetoes({"Q3": text}, rubric.vetoes, rubric.feedback)]
+    assert ids("vLLM 的 _rejection_kernel 在所有模型、所有硬件上都是这么截断的，开就完事。") == ["veto.universal_support"]
+    assert ids("并不是所有模型、所有硬件上都这么截断，要查支持矩阵。") == []
+    assert ids("draft 越准，这种接受就越安全。") == ["veto.correctness_vs_performance"]
+    assert ids("draft 越准，接受得越多，但接受第一次拒绝之后的草稿并不会因此变安全。") == []
