@@ -72,7 +72,8 @@ class _Env:
 
 
 # --- rewriting into the small language ------------------------------------------------------------
-_P_REJECT = re.compile(r"\bP\s*(?:\(\s*(?:reject(?:ion|ed)?|rej|拒绝|被拒|拒|rejected)\s*\)|_\s*\(?(?:reject(?:ion)?|rej)\)?)",
+# P(reject), P_rej, and P(A^c): the complement of the acceptance event A, in measure-theoretic notation.
+_P_REJECT = re.compile(r"\bP\s*(?:\(\s*(?:reject(?:ion|ed)?|rej|拒绝|被拒|拒|rejected|A\s*\^\s*c)\s*\)|_\s*\(?(?:reject(?:ion)?|rej)\)?)",
                        re.IGNORECASE)
 _P_OUT = re.compile(r"\bP\s*\(\s*(?:[YX]\s*=\s*)?(?:y|output\s*=\s*y|out\s*=\s*y|输出\s*y|y_out)\s*\)|\bP_out\b")
 _DIST = re.compile(r"(?<![A-Za-z])([pq])(?:_\(?[A-Za-z0-9+\-]{1,6}\)?)?(?:\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\))?(?![A-Za-z(])")
@@ -419,6 +420,12 @@ _WORD_OPERATORS = [(re.compile(_OPERAND_BEFORE + words + _OPERAND_AFTER), sign) 
     ("(?:也就是|其实就是|就是|即|等于|正好是|恰好是)", " → "))]
 
 
+# [z]^+ and (z)^+: the positive part, as (z)_+ (the run of math does not include ^).
+_CARET_PLUS = re.compile(r"([\])])\s*\^\s*\{?\s*\+\s*\}?")
+# Lattice notation: a ∧ b = min(a, b), a ∨ b = max(a, b), between two simple operands (a name, a name applied).
+_TERM = r"(?:[A-Za-z](?:_\w+)?(?:\s*\([^()]*\))?|\d+(?:\.\d+)?)"
+_OPERAND = r"(" + _TERM + r"(?:\s*[/·*]\s*" + _TERM + r")*)"             # 1 ∧ p(y)/q(y) = min(1, p(y)/q(y))
+_MEET = re.compile(_OPERAND + r"\s*([∧∨])\s*" + _OPERAND)
 # A code comment that goes on with the equation (`acc_path = q * a   # == np.minimum(p, q)`): the same chain.
 _COMMENTED_EQUALS = re.compile(r"(?:#|//)\s*(?==)")
 # 「q(x)(1 − a(x))」: a distribution at a point times a bracket, written without a product sign.
@@ -429,6 +436,10 @@ def prepare(sentence: str) -> str:
     """The sentence's math in the front end's spelling: array notation, event probabilities, possessives cut,
     operators said in words."""
     sentence = _COMMENTED_EQUALS.sub(" ", sentence)
+    sentence = _CARET_PLUS.sub(r"\1_+", sentence)
+    sentence = _P_REJECT.sub(" R ", sentence)            # before the runs: P(A^c) has a ^ the runs do not take
+    for _ in range(3):                                   # p ∧ q (the smaller), p ∨ q (the larger)
+        sentence = _MEET.sub(lambda m: f"{'min' if m[2] == '∧' else 'max'}({m[1]}, {m[3]})", sentence)
     for pattern, sign in _WORD_OPERATORS:
         sentence = pattern.sub(sign, sentence)
     sentence = _IMPLICIT_PRODUCT.sub(r"\1·", sentence)

@@ -38,9 +38,14 @@ _SUBSCRIPTS = re.compile("[\u2080-\u209c\u1d62-\u1d6a\u2c7c]+")
 _SUPERSCRIPT_DIGITS = re.compile("[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+")     # x² -> x^2, a footnote mark name¹ -> name^1
 
 
+# Circled numbers (① … ⑳) number steps: "(1) ", not the digit NFKC makes of them (④ P(y) = … is no 4·P(y)).
+_CIRCLED = re.compile("[\u2460-\u2473]")
+
+
 def clean(text: str | None) -> str:
     """NFKC, invisible characters removed, one dash, ordinary spaces; case and markup kept."""
-    text = _SUBSCRIPTS.sub(lambda m: "_" + m[0], text or "")
+    text = _CIRCLED.sub(lambda m: f"({ord(m[0]) - 0x245f}) ", text or "")
+    text = _SUBSCRIPTS.sub(lambda m: "_" + m[0], text)
     text = _SUPERSCRIPT_DIGITS.sub(lambda m: "^" + m[0], text)
     text = unicodedata.normalize("NFKC", text)
     text = "".join(ch for ch in text if not _invisible(ch) and (ch in "\n\t" or unicodedata.category(ch) != "Cc"))
@@ -61,6 +66,7 @@ _FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _FRAC_SHORT = re.compile(r"\\[dt]?frac\s*(\w)\s*(\w)")
 _WORD = re.compile(r"\\(?:text|mathrm|mathbf|mathit|mathcal|mathbb|operatorname|boldsymbol|textbf|textit|emph|texttt)"
                    r"\s*\{([^{}]*)\}")
+_WORD_LETTER = re.compile(r"\\(?:mathrm|mathbf|mathit|mathcal|mathbb|boldsymbol|rm|bf)\s+([A-Za-z])(?![A-Za-z])")   # \mathbb P
 _PLUS_PART = re.compile(r"(\))\s*_\s*\{\s*\+\s*\}")
 _COMMAND = re.compile(r"\\([a-zA-Z]+)")
 _SUBSCRIPT_GROUP = re.compile(r"([_^])\{([^{}]*)\}")
@@ -114,6 +120,7 @@ def latex_to_plain(text: str) -> str:
     text = _STARRED.sub("", text.replace(r"\{", "(").replace(r"\}", ")"))
     text = _SIZING.sub(lambda m: (m[1] or "").lstrip("\\").replace(".", ""), text)
     text = _PLUS_PART.sub(r"\1_+", text)
+    text = _WORD_LETTER.sub(r" \1", text)
     for _ in range(4):
         new = _WORD.sub(r"\1", _FRAC.sub(r"(\1)/(\2)", text))
         if new == text:
@@ -179,12 +186,48 @@ def simplified(text: str, use_library: bool = True) -> str:
 # mixed text is usually typeset, so that word boundaries and `q(?![-\w])` mean the same in both spellings.
 _CJK_LATIN = re.compile(r"(?<=[\u3400-\u9fff])(?=[A-Za-z0-9_`])|(?<=[A-Za-z0-9_`])(?=[\u3400-\u9fff])")
 # A positive part written with a plain plus, "(p−q)+" or "(p-q)+(y)": the same as (p−q)_+.
-_PLAIN_PLUS_PART = re.compile(r"\)\+(?=\s*(?:$|[;；,，。=)\]]|\((?:[a-z]|[a-z]_?\w)\)))", re.MULTILINE)
+_PLAIN_PLUS_PART = re.compile(r"\)\+(?=\s*(?:$|[;；,，。=)\]→]|\.(?:\s|$)|\((?:[a-z]|[a-z]_?\w)\)))", re.MULTILINE)
+
+
+_FENCE = re.compile(r"^\s*```[^\n]*\n(.*?)^\s*```", re.DOTALL | re.MULTILINE)
+_CONTINUED = re.compile(r"[,(\[{\\+\-*/=:]\s*$")
+_GOES_ON = re.compile(r"^\s*[=+\-*/→⇒<>≤≥]")
+# A line of code outside a fence: an assignment (`acc = np.minimum(p, q)`, `rej += …`) or a comment line.
+_CODE_LINE = re.compile(r"^\s*(?:#|//)\s|^\s*[A-Za-z_][\w.\[\]]*\s*[+\-*/]?=(?!=)")
+
+
+def _end_statements(lines: list[str], every: bool) -> list[str]:
+    """Lines of code (all of them when `every`, else those that look like code, and the line before such a
+    line) end with 「；」 unless they go on: a trailing comma, bracket or operator, or a next line that opens
+    with one (`= Σ max(…)` continuing a chain)."""
+    ends = set()
+    for i, ln in enumerate(lines):
+        if ln.strip() and (every or _CODE_LINE.match(ln)):
+            ends.add(i)
+            if not every and i and lines[i - 1].strip():
+                ends.add(i - 1)
+    out = []
+    for i, ln in enumerate(lines):
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if i in ends and not _CONTINUED.search(ln) and not _GOES_ON.match(nxt) and not re.search(r"[。！？!?；;]\s*$", ln):
+            ln = ln.rstrip() + "；"
+        out.append(ln)
+    return out
+
+
+def _code_lines_end(text: str) -> str:
+    """Each line of code is a statement of its own (「acc = …」, then 「rej = …」): inside a fenced block every
+    line, outside one the lines that look like code. Two such lines never read as one sentence."""
+    def close(m: re.Match) -> str:
+        return m[0].replace(m[1], "\n".join(_end_statements(m[1].split("\n"), True)), 1)
+    text = _FENCE.sub(close, text)
+    return "\n".join(_end_statements(text.split("\n"), False))
 
 
 def readable(text: str | None) -> str:
     """clean, markdown and LaTeX markup removed (LaTeX as plain math), case kept: what evidence quotes."""
-    text = _MARKDOWN.sub("", _NUMBERED.sub(r"(\1) ", _LINE_MARK.sub("", latex_to_plain(clean(text)))))
+    text = _code_lines_end(latex_to_plain(clean(text)))
+    text = _MARKDOWN.sub("", _NUMBERED.sub(r"(\1) ", _LINE_MARK.sub("", text)))
     text = _PLAIN_PLUS_PART.sub(")_+", _CJK_LATIN.sub(" ", text))
     return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 

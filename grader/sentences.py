@@ -31,7 +31,8 @@ LINE_BREAK = r"(?<![，,、：:（(a-z])\n+|(?<=[a-z])\n+(?![a-z])"      # the v
 # A full stop ends an English sentence, not the abbreviations inside one (w.p., e.g., i.e., vs., cf.); an
 # exclamation mark does, not the != of code.
 ABBREVIATION = r"(?<!w\.p)(?<!e\.g)(?<!i\.e)(?<!\bvs)(?<!\bcf)(?<!\bresp)"
-_SENTENCE_END = re.compile(r"(?:[。！？?；;]|!(?!=))+|" + LINE_BREAK + r"|(?<=[a-z)\]\d])" + ABBREVIATION + r"\.(?=\s|$)")
+_SENTENCE_END = re.compile(r"(?:[。！？?；;]|!(?!=))+|" + LINE_BREAK + r"|(?<=[a-z)\]\d+])" + ABBREVIATION + r"\.(?=\s|$)"
+                           r"|(?<=[A-Z])\.(?=\s+[A-Z\u4e00-\u9fff])")     # 「… / Z. P(reject) = …」
 _CLAUSE_MARKS = "，,、：:"
 # Punctuation of any kind (sentence or clause): a long piece without any uses its spaces as punctuation.
 _ANY_PUNCT = re.compile(r"[。！？!?；;，,、：:.]")
@@ -47,7 +48,7 @@ _MODIFIER = re.compile(r"[\u4e00-\u9fff]{1,6}的(?!话)")
 # A statement with a rising tail (「…后面的前缀已经变了…？」, 「…被重采样出来…吧？」, "I think … ?"): a hedged
 # statement, not a question, unless a question word makes it one (the rubric's `question` patterns).
 _TAG_QUESTION = re.compile(r"(吧|…|\.\.\.|呀)\s*[?？]\s*$|^\s*(我觉得|我猜|我认为|大概|应该|i think|i guess|probably)")
-_RELATION = re.compile(r"[\w)\]|]\s*(=|≤|≥|<|>|≠|∝|≈|→|⇒)\s*[\w(\[|Σ∑-]")
+_RELATION = re.compile(r"[\w)\]|+]\s*(=|≤|≥|<|>|≠|∝|≈|→|⇒)\s*[\w(\[|Σ∑-]")
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,9 @@ def _shingles_of(text: str, n: int) -> set[tuple]:
     return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
 
 
-_ALIGNED_MIN_PROSE = 20      # prose tokens (Chinese characters, English words) an answer needs for the alignment check
+# Prose tokens (Chinese characters, English words) an answer needs for the alignment check: below it the answer
+# is formulas with labels (「接受路径：…」), and every right derivation aligns with the reference's formulas.
+_ALIGNED_MIN_PROSE = 40
 
 
 def aligned_share(answer: str, reference: str, block: int = 3) -> float:
@@ -184,8 +186,8 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
     if check_copy and reference and len(compact(reference)) >= settings.copy_min_chars:
         share = copy_share(answer, reference, settings.copy_ngram)
         close, n_sent = paraphrase_share(answer, reference)
-        # characters aligned in order count only with prose around the formulas: every right derivation shares
-        # the reference's formulas, and a formula-only answer aligns with them without copying anything
+        # characters aligned in order count only with prose around the formulas: a formula-only answer is
+        # judged by its claims, not by how closely its formulas follow the reference's
         aligned = (aligned_share(answer, reference)
                    if len(compact(answer)) >= settings.copy_min_chars and len(prose_tokens(answer)) >= _ALIGNED_MIN_PROSE
                    else 0.0)

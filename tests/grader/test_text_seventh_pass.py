@@ -2,7 +2,9 @@
 as Mandarin, more math spellings (the fraction slash, LaTeX brace notes, code comments that go on with an
 equation, single-letter names bound to a value, possessives in Cantonese and English), abbreviations and `!=`
 that do not end a sentence, a conditional "If Z = 0" that is no false identity, a formula-only derivation that is
-no copy, 法则 that is no predicate, and new wordings of two vetoes."""
+no copy, 法则 that is no predicate, and new wordings of two vetoes; then, after fresh19 and fresh20: circled step
+numbers, measure and lattice notation, code lines outside a fence, one false step capping a proof at 1 (not 0), a
+draft-side mismatch with a faithful q, a marker's verdict pasted back, and a multiple sign before a word."""
 from grader.formulas import extract
 from grader.normalise import plain, readable, simplified
 from grader.sentences import split_sentences
@@ -97,3 +99,56 @@ def test_new_wordings_of_two_vetoes(rubric):
     assert ids("并不是所有模型、所有硬件上都这么截断，要查支持矩阵。") == []
     assert ids("draft 越准，这种接受就越安全。") == ["veto.correctness_vs_performance"]
     assert ids("draft 越准，接受得越多，但接受第一次拒绝之后的草稿并不会因此变安全。") == []
+
+
+# --- after the blind measure of fresh19 and fresh20 ---------------------------------------------------------
+
+def test_circled_step_numbers_are_enumerators():
+    assert readable("① 接受：P = 1\n④ P(y) = p(y)") == "(1) 接受:P = 1\n(4) P(y) = p(y)"
+    assert _holds("④ P(y) = min(p(y), q(y)) + max(0, p(y) − q(y)) = p(y)")[-1] == ("min(p(y), q(y)) + max(0, p(y) - q(y)) = p(y)", True)
+
+
+def test_measure_notation():
+    assert readable(r"$\mathbb P(A^c)\,r(y)$ and $\mathcal U(0,1)$") == "P(A^c) r(y) and U(0,1)"
+    # P(A^c), the complement of the acceptance event, is the probability of a rejection
+    assert [holds for _, holds in _holds("Hence P(A^c) r(y) = (p(y) − q(y))^+")] == [True]
+
+
+def test_lattice_notation_and_caret_positive_parts():
+    assert _holds("q(y)·(1 ∧ p(y)/q(y)) = p(y) ∧ q(y)") == [("q(y)·(min(1, p(y)/q(y))) = min(p(y), q(y))", True)]
+    assert _holds("p(y) ∧ q(y) + [p(y) − q(y)]^+ = p(y)") == [("min(p(y), q(y)) + [p(y) - q(y)]_+ = p(y)", True)]
+
+
+def test_code_lines_outside_a_fence_are_statements():
+    text = "所以我们算\nacc = np.minimum(p, q)   # x\nrej = 1 - acc.sum()\nP_rej = 1 - Σ min(p,q)\n= Σ max(0, p-q)"
+    assert readable(text).split("\n") == ["所以我们算；", "acc = np.minimum(p, q) # x；", "rej = 1 - acc.sum()；",
+                                          "P_rej = 1 - Σ min(p,q)", "= Σ max(0, p-q)"]
+
+
+def test_one_false_step_caps_a_proof_at_one(ctx):
+    text = ("接受路径：P(y, 接受) = q(y)·min(1, p(y)/q(y)) = min(p(y), q(y))。\n"
+            "拒绝概率：P(rej) = 1 − Σ_x min(p(x), q(x)) = Σ_x max(0, p(x) − q(x))。\n"
+            "拒绝路径：被拒后输出 y 的概率 = r(y) = max(0, p(y) − q(y)) / Σ max(0, p − q)。\n"
+            "结论：min(p(y), q(y)) + r(y) = p(y)。")
+    result = grade(ctx, "Q1", text)
+    assert result.points == 1 and "false_formula" in result.flags
+
+
+def test_a_draft_side_mismatch_with_a_faithful_q_only_costs_acceptance(ctx):
+    text = ("The repetition penalty, top-p and the grammar mask all have to be baked into p. If top-p is missing from p, "
+            "tokens outside the nucleus show up in the output: a systematic bias. As long as the verifier's q is exactly "
+            "what the draft sampled from, a mismatch only lowers the acceptance rate.")
+    result = grade(ctx, "Q2", text)
+    assert "misconception" not in result.flags and result.points == 2
+
+
+def test_a_markers_verdict_is_pasted_feedback(ctx):
+    text = "评语：论断 A ✓（后续行以含 x_i 的前缀为条件）；论断 C ✗（未用链式法则说明联合分布的偏差）。"
+    assert grade(ctx, "Q3", text).points == 0
+
+
+def test_a_multiple_sign_before_a_word_is_a_speed_up(rubric):
+    def ids(text):
+        return [h.id for h in find_vetoes({"Q1": text}, rubric.vetoes, rubric.feedback)]
+    assert ids("That's why in production it's basically a free 2–3× speed-up on any deployment.") == ["veto.peak_speedup"]
+    assert ids("例如 0.6 × min(0.5, 0.3) = 0.18，在生产环境一定成立。") == []      # a product in a worked example
