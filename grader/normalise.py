@@ -47,6 +47,7 @@ def clean(text: str | None) -> str:
     text = _CIRCLED.sub(lambda m: f"({ord(m[0]) - 0x245f}) ", text or "")
     text = _SUBSCRIPTS.sub(lambda m: "_" + m[0], text)
     text = _SUPERSCRIPT_DIGITS.sub(lambda m: "^" + m[0], text)
+    text = text.replace("\u207a", "_+")                       # a superscript plus, (p − q)⁺: the positive part
     text = unicodedata.normalize("NFKC", text)
     text = "".join(ch for ch in text if not _invisible(ch) and (ch in "\n\t" or unicodedata.category(ch) != "Cc"))
     text = text.translate(_DASHES).translate(_QUOTES).translate(_DOTS).translate(_SLASHES)
@@ -186,7 +187,7 @@ def simplified(text: str, use_library: bool = True) -> str:
 # mixed text is usually typeset, so that word boundaries and `q(?![-\w])` mean the same in both spellings.
 _CJK_LATIN = re.compile(r"(?<=[\u3400-\u9fff])(?=[A-Za-z0-9_`])|(?<=[A-Za-z0-9_`])(?=[\u3400-\u9fff])")
 # A positive part written with a plain plus, "(p−q)+" or "(p-q)+(y)": the same as (p−q)_+.
-_PLAIN_PLUS_PART = re.compile(r"\)\+(?=\s*(?:$|[;；,，。=)\]→]|\.(?:\s|$)|\((?:[a-z]|[a-z]_?\w)\)))", re.MULTILINE)
+_PLAIN_PLUS_PART = re.compile(r"([)\]])\+(?=\s*(?:$|[;；,，。=)\]→]|\.(?:\s|$)|\((?:[a-z]|[a-z]_?\w)\)))", re.MULTILINE)
 
 
 _FENCE = re.compile(r"^\s*```[^\n]*\n(.*?)^\s*```", re.DOTALL | re.MULTILINE)
@@ -228,7 +229,7 @@ def readable(text: str | None) -> str:
     """clean, markdown and LaTeX markup removed (LaTeX as plain math), case kept: what evidence quotes."""
     text = _code_lines_end(latex_to_plain(clean(text)))
     text = _MARKDOWN.sub("", _NUMBERED.sub(r"(\1) ", _LINE_MARK.sub("", text)))
-    text = _PLAIN_PLUS_PART.sub(")_+", _CJK_LATIN.sub(" ", text))
+    text = _PLAIN_PLUS_PART.sub(r"\1_+", _CJK_LATIN.sub(" ", text))
     return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 
 
