@@ -159,7 +159,7 @@ except ImportError:                      # pragma: no cover - the fallback table
     _zhconv = None
 
 
-# Written Cantonese as Mandarin, so that one rule reads both (「p 要係做晒 penalty 嘅 target」 = 「p 要是做完 penalty 的
+# Written Cantonese (and a few dialect words: 啥子, 咋个) as Mandarin, so that one rule reads both (「p 要係做晒 penalty 嘅 target」 = 「p 要是做完 penalty 的
 # target」, 「唔使 rollback」 = 「不使 rollback」, 「冇偏」 = 「没有偏」). 係 is 是 except in 關係 / 聯係 / 係數 (relation,
 # coefficient), and it is rewritten before the script conversion, which spells it 系.
 _CANTONESE_IS = re.compile(r"(?<![關关聯联干體体])係(?![數数統统咪])")
@@ -168,12 +168,12 @@ _CANTONESE = [(re.compile(a), b) for a, b in (
     ("啱啱", "刚好"), ("乜嘢", "什么"), ("嘅", "的"), ("唔", "不"), ("冇", "没有"), ("咗", "了"), ("喺", "在"),
     ("嚟", "来"), ("啲", "些"), ("嗰", "那"), ("佢", "它"), ("哋", "们"), ("咩", "什么"), ("嘢", "东西"),
     ("晒", "完"), ("啱", "对"), ("睇", "看"), ("[諗谂]", "想"), ("[畀俾]", "给"), ("[拎攞]", "拿"), ("[揾搵]", "找"),
-    ("噉", "这样"), ("咁", "这么"))]
+    ("噉", "这样"), ("咁", "这么"), ("啥子|啥", "什么"), ("咋个|咋", "怎么"))]
 
 
 def simplified(text: str, use_library: bool = True) -> str:
     """Traditional Chinese as Simplified (zhconv when available, else the fallback table), written Cantonese
-    as Mandarin (`_CANTONESE`); other text unchanged."""
+    and dialect words as Mandarin (`_CANTONESE`); other text unchanged."""
     if not text or not _CJK.search(text):
         return text
     text = _CANTONESE_IS.sub("是", text)

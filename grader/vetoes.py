@@ -168,10 +168,13 @@ def _scan(answers: dict, vetoes, feedback: dict | None) -> list[VetoHit]:
                     first = next((s for s in sentences(text) if any(n in s for n in names)), None)
                     evidence = first or template.format(names="、".join(names[:8]))
                     prose = argument_tokens(text, names)
-                    # Many names and no word about who holds or changes a state: with a real argument beside
-                    # them, or only a role word (`doubt`: 负责, handles), it is not clearly the veto, so a
-                    # person reads it (a doubt), never silence.
+                    # Many names and no word about who holds or changes a state: few words besides them is the
+                    # veto; some words, or only a role word (`doubt`: 负责, handles), is not clearly it, so a
+                    # person reads it (a doubt); an argument of its own beside the names (pseudo-code with
+                    # prose, a derivation naming its variables) is no hit.
                     role = any(_owns(p, norm) for p in veto.doubt)
+                    if prose >= _ARGUMENT_TOKENS:
+                        evidence = None
                     kind = "veto" if prose < _NAMES_ONLY_TOKENS and not role else "doubt"
             if evidence is not None and kind is not None:
                 hits.append(VetoHit(veto.id, answer_id, _quote(evidence), veto.message, certain=kind == "veto"))

@@ -152,3 +152,35 @@ def test_a_multiple_sign_before_a_word_is_a_speed_up(rubric):
         return [h.id for h in find_vetoes({"Q1": text}, rubric.vetoes, rubric.feedback)]
     assert ids("That's why in production it's basically a free 2–3× speed-up on any deployment.") == ["veto.peak_speedup"]
     assert ids("例如 0.6 × min(0.5, 0.3) = 0.18，在生产环境一定成立。") == []      # a product in a worked example
+
+
+# --- after the blind measure of fresh21 and fresh22 ---------------------------------------------------------
+
+def test_dialect_question_words():
+    assert simplified("不管啥子模型、啥子显卡") == "不管什么模型、什么显卡"
+    assert simplified("咋个算") == "怎么算"
+
+
+def test_universal_support_in_sichuan_wording(rubric):
+    text = "这些都是 Triton 写的，所以不管啥子模型、啥子显卡，开了投机解码都能直接跑这两个核。"
+    assert [h.id for h in find_vetoes({"Q2": text}, rubric.vetoes, rubric.feedback)] == ["veto.universal_support"]
+
+
+def test_the_rejections_waved_away_as_a_small_error(ctx):
+    result = grade(ctx, "Q1", "偶尔被拒的那一小部分再用残差修正一下，误差可以忽略，输出分布就是 p。")
+    assert [m["id"] for m in result.evidence["misconceptions"]] == ["correct_because_close"]
+    fine = grade(ctx, "Q1", "浮点误差可以忽略，输出分布就是 p：拒绝校正让等式对任何 q 精确成立。")
+    assert fine.evidence["misconceptions"] == []
+
+
+def test_names_beside_an_argument_of_their_own_are_no_hit(rubric):
+    from grader.vetoes import veto_doubts
+    argued = ("Reviewer note: invariant is `output == p_used`. Hence (a) p_used must be the fully processed target, "
+              "penalties, top-p and the grammar mask, else we emit the wrong distribution exactly (a bias, not noise); "
+              "(b) q_used must equal q_drawn, the distribution the drafter really sampled from; the drafter may skip "
+              "top-p, which costs acceptance only; (c) a masked token has p(x) = 0, so it is always rejected and has "
+              "zero residual mass, and the grammar holds.")
+    assert find_vetoes({"Q2": argued}, rubric.vetoes, rubric.feedback) == []
+    assert veto_doubts({"Q2": argued}, rubric.vetoes, rubric.feedback) == []
+    listed = "`_rejection_kernel` → `_insert_resampled_kernel` → `post_update` → `Scheduler.update_from_output`"
+    assert [h.id for h in find_vetoes({"Q3": listed}, rubric.vetoes, rubric.feedback)] == ["veto.class_names_only"]
