@@ -120,6 +120,9 @@ class TextSettings:
     contrast: re.Pattern | None = None         # a turn (但, however …): a claim whose sentence turns may be taken back in it
     lesson_paste: float = 0.6                  # share of the answer's shingles found in the lesson's own prose: pasted back
     verified_review: int = 3                   # this many true identities in an answer short of full marks: low confidence
+    # patterns that, all found in an answer, declare the two distributions' letters exchanged (Chen et al. write q
+    # for the target, p for the draft): the answer is read with p and q swapped back, and a person checks it
+    notation_swap: tuple[re.Pattern, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -302,7 +305,9 @@ def parse_settings(data: dict, where: str = "text") -> TextSettings:
                         _alternatives(data["hedges"], f"{where}.hedges") if data.get("hedges") else None,
                         _alternatives(data["instance"], f"{where}.instance") if data.get("instance") else None,
                         _alternatives(data["contrast"], f"{where}.contrast") if data.get("contrast") else None,
-                        float(data.get("lesson_paste", 0.6)), int(data.get("verified_review", 3)))
+                        float(data.get("lesson_paste", 0.6)), int(data.get("verified_review", 3)),
+                        tuple(_regex(x, f"{where}.notation_swap") for x in _strings(data, "notation_swap", where))
+                        if data.get("notation_swap") else ())
 
 
 def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCriterion:
@@ -372,7 +377,7 @@ def parse_text_rubric(data: dict, where: str = "") -> dict[str, TextCriterion]:
 QUOTED = re.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"]*\"")
 # A quotation is a mention (「有人说『…』」, 「常见误解是「…」」), unless the sentence states it as its own rule:
 # 「规则就变成「…」」, "the rule becomes "…"" (a stating verb just before it, no word of distance near it).
-_STATES_QUOTE = re.compile(r"(变成|变为|就是|即|成了|改成|rule is|rule becomes|becomes)\s*[:：]?\s*$")
+_STATES_QUOTE = re.compile(r"(变成|变为|退化成|退化为|简化成|简化为|就是|即|成了|改成|rule is|rule becomes|becomes|reduces to)\s*[:：]?\s*$")
 _MENTIONS_QUOTE = re.compile(r"误解|错误|误区|有人|说法|以为|所谓|常说|听说|别再|不要|并非|不是|myth|wrong|mistake|people say")
 
 

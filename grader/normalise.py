@@ -67,6 +67,9 @@ _FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _FRAC_SHORT = re.compile(r"\\[dt]?frac\s*(\w)\s*(\w)")
 _WORD = re.compile(r"\\(?:text|mathrm|mathbf|mathit|mathcal|mathbb|operatorname|boldsymbol|textbf|textit|emph|texttt)"
                    r"\s*\{([^{}]*)\}")
+# Accents and font switches on one letter or group: \tilde r, \hat{p}, \bar q, {\rm rej} -> the letter or word.
+_ACCENT = re.compile(r"\\(?:tilde|hat|bar|widetilde|widehat|overline|check|dot|ddot|vec)\s*(?:\{([^{}]*)\}|([A-Za-z]))")
+_FONT_GROUP = re.compile(r"\{\\(?:rm|bf|it|sf|tt)\s+([^{}]*)\}")
 _WORD_LETTER = re.compile(r"\\(?:mathrm|mathbf|mathit|mathcal|mathbb|boldsymbol|rm|bf)\s+([A-Za-z])(?![A-Za-z])")   # \mathbb P
 _PLUS_PART = re.compile(r"(\))\s*_\s*\{\s*\+\s*\}")
 _COMMAND = re.compile(r"\\([a-zA-Z]+)")
@@ -118,9 +121,12 @@ def _drop_brace_notes(text: str) -> str:
 def latex_to_plain(text: str) -> str:
     """LaTeX math markup -> the plain notation students also type (`min(p, q)`, `(a)/(b)`, `Σ_v`)."""
     text = _drop_brace_notes(text)
+    text = re.sub(r"\\arg\s*\\(max|min)\b", r"arg\1", text)           # \arg\max p: argmax p, one word
     text = _STARRED.sub("", text.replace(r"\{", "(").replace(r"\}", ")"))
     text = _SIZING.sub(lambda m: (m[1] or "").lstrip("\\").replace(".", ""), text)
     text = _PLUS_PART.sub(r"\1_+", text)
+    text = _ACCENT.sub(lambda m: " " + (m[1] if m[1] is not None else m[2]), text)
+    text = _FONT_GROUP.sub(r"{\1}", text)
     text = _WORD_LETTER.sub(r" \1", text)
     for _ in range(4):
         new = _WORD.sub(r"\1", _FRAC.sub(r"(\1)/(\2)", text))
@@ -159,7 +165,7 @@ except ImportError:                      # pragma: no cover - the fallback table
     _zhconv = None
 
 
-# Written Cantonese (and a few dialect words: 啥子, 咋个) as Mandarin, so that one rule reads both (「p 要係做晒 penalty 嘅 target」 = 「p 要是做完 penalty 的
+# Written Cantonese (and a few dialect and Taiwanese words: 啥子, 咋个, 機率, 取樣) as Mandarin, so that one rule reads both (「p 要係做晒 penalty 嘅 target」 = 「p 要是做完 penalty 的
 # target」, 「唔使 rollback」 = 「不使 rollback」, 「冇偏」 = 「没有偏」). 係 is 是 except in 關係 / 聯係 / 係數 (relation,
 # coefficient), and it is rewritten before the script conversion, which spells it 系.
 _CANTONESE_IS = re.compile(r"(?<![關关聯联干體体])係(?![數数統统咪])")
@@ -168,7 +174,9 @@ _CANTONESE = [(re.compile(a), b) for a, b in (
     ("啱啱", "刚好"), ("乜嘢", "什么"), ("嘅", "的"), ("唔", "不"), ("冇", "没有"), ("咗", "了"), ("喺", "在"),
     ("嚟", "来"), ("啲", "些"), ("嗰", "那"), ("佢", "它"), ("哋", "们"), ("咩", "什么"), ("嘢", "东西"),
     ("晒", "完"), ("啱", "对"), ("睇", "看"), ("[諗谂]", "想"), ("[畀俾]", "给"), ("[拎攞]", "拿"), ("[揾搵]", "找"),
-    ("噉", "这样"), ("咁", "这么"), ("啥子|啥", "什么"), ("咋个|咋", "怎么"))]
+    ("噉", "这样"), ("咁", "这么"), ("啥子|啥", "什么"), ("咋个|咋", "怎么"),
+    # Taiwanese terms: 機率 (概率), 取樣 (采样), 演算法 (算法)
+    ("[机几]率", "概率"), ("取样", "采样"), ("演算法", "算法"))]
 
 
 def simplified(text: str, use_library: bool = True) -> str:
@@ -187,6 +195,7 @@ def simplified(text: str, use_library: bool = True) -> str:
 # mixed text is usually typeset, so that word boundaries and `q(?![-\w])` mean the same in both spellings.
 _CJK_LATIN = re.compile(r"(?<=[\u3400-\u9fff])(?=[A-Za-z0-9_`])|(?<=[A-Za-z0-9_`])(?=[\u3400-\u9fff])")
 # A positive part written with a plain plus, "(p−q)+" or "(p-q)+(y)": the same as (p−q)_+.
+_CARET_PLUS = re.compile(r"([\])])\s*\^\s*\{?\s*\+\s*\}?")
 _PLAIN_PLUS_PART = re.compile(r"([)\]])\+(?=\s*(?:$|[;；,，。=)\]→]|\.(?:\s|$)|\((?:[a-z]|[a-z]_?\w)\)))", re.MULTILINE)
 
 
@@ -225,11 +234,19 @@ def _code_lines_end(text: str) -> str:
     return "\n".join(_end_statements(text.split("\n"), False))
 
 
+def swap_letters(text: str, a: str, b: str) -> str:
+    """`text` with the single letters a and b exchanged where they stand as symbols (p(x), p_j, \\frac{p}{q}),
+    not inside words or names (top-p, top_p, np, prob)."""
+    pattern = re.compile(r"(?<![A-Za-z_\-])([" + a + b + r"])(?![A-Za-z])")
+    return pattern.sub(lambda m: b if m[1] == a else a, text)
+
+
 def readable(text: str | None) -> str:
     """clean, markdown and LaTeX markup removed (LaTeX as plain math), case kept: what evidence quotes."""
     text = _code_lines_end(latex_to_plain(clean(text)))
     text = _MARKDOWN.sub("", _NUMBERED.sub(r"(\1) ", _LINE_MARK.sub("", text)))
     text = _PLAIN_PLUS_PART.sub(r"\1_+", _CJK_LATIN.sub(" ", text))
+    text = _CARET_PLUS.sub(r"\1_+", text)              # (p − q)^+ and [z]^+: the positive part, one spelling
     return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 
 

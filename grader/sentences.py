@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from .normalise import readable, simplified
 
 # A line break ends a sentence unless the line ends with a clause mark (a sentence wrapped after a comma),
-# nor one inside English wrapped mid-sentence (a lower-case word, then a line going on in lower case).
-LINE_BREAK = r"(?<![，,、：:（(a-z])\n+|(?<=[a-z])\n+(?![a-z])"      # the vetoes split at the same line breaks
+# nor one inside English wrapped mid-sentence (a lower-case word, then a line going on in lower case); a line
+# ending in a lone letter (a formula's last symbol, 「= p」) ends its sentence.
+LINE_BREAK = r"(?<![，,、：:（(a-z])\n+|(?<=[a-z])\n+(?![a-z])|(?<=[^a-z][a-z])\n+"      # the vetoes split at the same line breaks
 # A full stop ends an English sentence, not the abbreviations inside one (w.p., e.g., i.e., vs., cf.); an
 # exclamation mark does, not the != of code.
 ABBREVIATION = r"(?<!w\.p)(?<!e\.g)(?<!i\.e)(?<!\bvs)(?<!\bcf)(?<!\bresp)"
@@ -133,7 +134,11 @@ def _clauses(low: str):
 
 
 def asserts(clause: str, scope: Scope) -> bool:
-    """A clause with a predicate (a word from the rubric or a relation between two terms)."""
+    """A clause with a predicate (a word from the rubric or a relation between two terms); a clause that is
+    only a predicate word (「约掉」, 「相加」 in a list of nouns) asserts nothing of anything."""
+    bare = clause.strip(" \t。.；;！!？?")
+    if bare and scope.predicates.fullmatch(bare):
+        return False
     return bool(scope.predicates.search(f" {clause} ") or _RELATION.search(clause))
 
 
@@ -145,9 +150,13 @@ def negated(sentence: Sentence, start: int, end: int, scope: Scope, own: re.Patt
     """Is the match low[start:end] negated in its clause (a cue before its end, no breaker in between)?
     `own`: the term's pattern; a cue inside the match where the pattern itself matches is the term's own
     word (「不等于」 listed as a sign of deviation), not a negation of it."""
-    c_start, _ = sentence.clause_at(start)
-    region = sentence.low[c_start:max(start, end)]
+    c_start, c_end = sentence.clause_at(start)
+    # cues are read in the whole clause (a cue may look ahead: 不存在…的问题), but only those opening before the
+    # match's end count
+    region = sentence.low[c_start:max(c_end, end)]
     for cue in scope.negation.finditer(region):
+        if c_start + cue.start() >= max(start, end):
+            break
         at = c_start + cue.start()
         if own is not None and at >= start and own.match(sentence.low, at) and not _EMPHATIC.search(sentence.low[:at]):
             continue

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from . import codemap
 from .claims import TextCriterion, analyse, formula_sentence, rule_sentence, unquoted_mentions
-from .normalise import clean, compact, prose_tokens
+from .normalise import clean, compact, plain, prose_tokens, swap_letters
 from .sentences import negated, split_sentences, substance
 
 
@@ -57,11 +57,19 @@ def shingles(text: str, n: int) -> set[tuple]:
     return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
 
 
+_PARAPHRASE_MIN_SHINGLES = 4
+# A reworded copy follows the reference sentence by sentence and keeps most of its characters in order (every
+# reworded copy of the corpora aligns at 0.73 or more); a terse right answer shares its phrasing, not its text.
+_REWORDED_ALIGNED = 0.7
+
+
 def paraphrase_share(answer: str, reference: str, n: int = 3, overlap: float = 0.4) -> tuple[float, int]:
     """(share of the answer's sentences that closely follow one sentence of the reference, how many sentences):
-    a reworded copy keeps the reference's sentences one by one, with a few words changed."""
+    a reworded copy keeps the reference's sentences one by one, with a few words changed. Sentences of fewer than
+    `_PARAPHRASE_MIN_SHINGLES` shingles (a label such as 「接受路径：」 before a formula) are not compared: every
+    structured derivation shares them."""
     def sentences_of(text):
-        return [sh for sh in (_shingles_of(t, n) for t in re.split(r"[。！？!?；;\n]", text)) if len(sh) >= 2]
+        return [sh for sh in (_shingles_of(t, n) for t in re.split(r"[。！？!?；;\n]", text)) if len(sh) >= _PARAPHRASE_MIN_SHINGLES]
     ref = sentences_of(reference)
     mine = sentences_of(answer)
     if not mine or not ref:
@@ -134,6 +142,11 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
                           evidence={"claims": [], "misconceptions": [], "formulas": [], "flags": [flag], "copy_share": 0.0},
                           **common)
     scope = settings.scope
+    # An answer that declares the letters exchanged (q the target, p the draft, as Chen et al. write them) is read
+    # with them swapped back; a person checks that reading.
+    swapped_letters = bool(settings.notation_swap) and all(p.search(plain(answer)) for p in settings.notation_swap)
+    if swapped_letters:
+        answer = swap_letters(answer, "p", "q")
     sentences = split_sentences(answer, scope)
     a = analyse(sentences, scope)
 
@@ -192,7 +205,7 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
                    if len(compact(answer)) >= settings.copy_min_chars and len(prose_tokens(answer)) >= _ALIGNED_MIN_PROSE
                    else 0.0)
         # sentence-by-sentence closeness alone (short sentences of numbers) is no copy without shared characters
-        reworded = n_sent >= 3 and close >= settings.paraphrase_threshold and (share >= settings.copy_review or aligned >= 0.5)
+        reworded = n_sent >= 3 and close >= settings.paraphrase_threshold and (share >= settings.copy_review or aligned >= _REWORDED_ALIGNED)
         if share >= settings.copy_threshold or reworded or aligned >= settings.aligned_copy:
             flags.append("copy")
         # beyond doubt: near-verbatim, or most shingles shared and every sentence following a reference sentence
@@ -273,6 +286,8 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
     if (not reasons and criterion.prose and points == 0 and n_chars >= settings.substantial_chars
             and not {"copy", "pasted"} & set(flags) and not any(m.cap == 0 for m, _ in stated)):
         reasons.append("答案有相当多的论述却得 0 分：可能是没有识别出的表述方式")
+    if swapped_letters:
+        reasons.append("答案声明了 p、q 互换的记号（q 为 target、p 为草稿），评分器按换回的记号评分：请核对")
     confidence = "low" if reasons else "high"
 
     # Feedback (student-safe) and evidence (instructor-only).

@@ -23,9 +23,9 @@ occurs anywhere in the answer. An ownership word whose object is only a demonstr
 "handles this") says nothing about a state and does not count; the veto's `doubt` patterns there are
 role words (负责, handles) that say what a name does, not which state it holds: found alone, the hit
 is a doubt. The names must stand in for the
-argument: with fewer than `_NAMES_ONLY_TOKENS` prose tokens outside them it is a veto; with at least
-`_ARGUMENT_TOKENS` (pseudo-code with prose, an answer that also reasons) the answer argues and there
-is no hit; in between, a doubt.
+argument: with fewer than `_NAMES_ONLY_TOKENS` prose tokens outside them it is a veto; with more (pseudo-code
+with prose, an answer that also reasons) it is a doubt, never silence: a person decides whether the names
+stand beside the argument or in place of it.
 
 A veto with `answers` reads only those answers. Each hit quotes the sentence it found (for the
 identifiers veto: the first sentence that names them), and the report marks it for review: an
@@ -62,7 +62,6 @@ _QUOTED = re.compile(r"[\"“「『][^\"”」』]{4,}[\"”」』]")
 _VAGUE_OBJECT = re.compile(r"\s*(?:了|着)?\s*(?:$|[。.!！?？;；,，、]|这|那|此|该|其|上述|\bit\b|\bthis\b|\bthat\b|\bthese\b|\bthose\b|\bthe (?:job|task|problem)\b)",
                            re.IGNORECASE)
 _NAMES_ONLY_TOKENS = 24      # fewer prose tokens outside the names than this: the names stand in for the argument
-_ARGUMENT_TOKENS = 40        # this many or more: the answer argues besides naming (no hit); in between: a doubt
 
 
 @dataclass(frozen=True)
@@ -168,13 +167,10 @@ def _scan(answers: dict, vetoes, feedback: dict | None) -> list[VetoHit]:
                     first = next((s for s in sentences(text) if any(n in s for n in names)), None)
                     evidence = first or template.format(names="、".join(names[:8]))
                     prose = argument_tokens(text, names)
-                    # Many names and no word about who holds or changes a state: few words besides them is the
-                    # veto; some words, or only a role word (`doubt`: 负责, handles), is not clearly it, so a
-                    # person reads it (a doubt); an argument of its own beside the names (pseudo-code with
-                    # prose, a derivation naming its variables) is no hit.
+                    # Many names and no word about who holds or changes a state: with a real argument beside
+                    # them, or only a role word (`doubt`: 负责, handles), it is not clearly the veto, so a
+                    # person reads it (a doubt), never silence.
                     role = any(_owns(p, norm) for p in veto.doubt)
-                    if prose >= _ARGUMENT_TOKENS:
-                        evidence = None
                     kind = "veto" if prose < _NAMES_ONLY_TOKENS and not role else "doubt"
             if evidence is not None and kind is not None:
                 hits.append(VetoHit(veto.id, answer_id, _quote(evidence), veto.message, certain=kind == "veto"))

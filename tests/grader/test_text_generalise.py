@@ -13,7 +13,7 @@ from textgrade import grade
 
 def test_traditional_chinese_is_read_as_simplified_with_and_without_the_library():
     text = "總拒絕機率為殘差分佈的分母，聯合分佈會偏離"
-    assert simplified(text, use_library=False) == "总拒绝机率为残差分布的分母，联合分布会偏离"
+    assert simplified(text, use_library=False) == "总拒绝概率为残差分布的分母，联合分布会偏离"   # 機率: the Taiwanese word, read as 概率
     assert "拒绝" in simplified(text) and "联合分布" in simplified(text)
     assert simplified("min(p, q) = ABC") == "min(p, q) = ABC"
     assert "残差" in plain("殘差")

@@ -4,7 +4,9 @@ equation, single-letter names bound to a value, possessives in Cantonese and Eng
 that do not end a sentence, a conditional "If Z = 0" that is no false identity, a formula-only derivation that is
 no copy, 法则 that is no predicate, and new wordings of two vetoes; then, after fresh19 and fresh20: circled step
 numbers, measure and lattice notation, code lines outside a fence, one false step capping a proof at 1 (not 0), a
-draft-side mismatch with a faithful q, a marker's verdict pasted back, and a multiple sign before a word."""
+draft-side mismatch with a faithful q, a marker's verdict pasted back, and a multiple sign before a word; then,
+after fresh21 to fresh24: dialect and Taiwanese words, accents, a declared exchange of the letters p and q, a
+rule a quotation reduces to, "no such problem" as a negation, and a bare predicate in a list of nouns."""
 from grader.formulas import extract
 from grader.normalise import plain, readable, simplified
 from grader.sentences import split_sentences
@@ -173,14 +175,70 @@ def test_the_rejections_waved_away_as_a_small_error(ctx):
     assert fine.evidence["misconceptions"] == []
 
 
-def test_names_beside_an_argument_of_their_own_are_no_hit(rubric):
+def test_names_beside_an_argument_are_a_doubt_and_a_bare_chain_is_the_veto(rubric):
     from grader.vetoes import veto_doubts
     argued = ("Reviewer note: invariant is `output == p_used`. Hence (a) p_used must be the fully processed target, "
               "penalties, top-p and the grammar mask, else we emit the wrong distribution exactly (a bias, not noise); "
-              "(b) q_used must equal q_drawn, the distribution the drafter really sampled from; the drafter may skip "
-              "top-p, which costs acceptance only; (c) a masked token has p(x) = 0, so it is always rejected and has "
-              "zero residual mass, and the grammar holds.")
+              "(b) q_used must equal q_drawn, the distribution the drafter really sampled from.")
     assert find_vetoes({"Q2": argued}, rubric.vetoes, rubric.feedback) == []
-    assert veto_doubts({"Q2": argued}, rubric.vetoes, rubric.feedback) == []
+    assert [h.id for h in veto_doubts({"Q2": argued}, rubric.vetoes, rubric.feedback)] == ["veto.class_names_only"]
     listed = "`_rejection_kernel` → `_insert_resampled_kernel` → `post_update` → `Scheduler.update_from_output`"
     assert [h.id for h in find_vetoes({"Q3": listed}, rubric.vetoes, rubric.feedback)] == ["veto.class_names_only"]
+
+
+# --- after the blind measure of fresh23 and fresh24 ---------------------------------------------------------
+
+def test_taiwanese_terms_and_latex_accents():
+    assert simplified("接受機率與取樣") == "接受概率与采样"
+    assert readable(r"残差 $\tilde r(y)$，$P_{\rm rej}$，$\hat{p}$ 而不是 $(q-p)^+$") == "残差 r(y),P_rej, p 而不是 (q-p)_+"
+
+
+def test_a_line_ending_in_a_lone_letter_ends_its_sentence(ctx):
+    scope = ctx.rubric.criterion("Q1").text.settings.scope
+    lines = split_sentences("合计 min(p,q) + (p−q)₊ = p\nq 差一点只是接受率低", scope)
+    assert [s.text for s in lines] == ["合计 min(p,q) + (p-q)_+ = p", "q 差一点只是接受率低"]
+    assert len(split_sentences("the residual is the\nleftover mass", scope)) == 1     # English wrapped mid-sentence
+
+
+def test_a_declared_exchange_of_the_letters_is_read_back(ctx):
+    text = ("（先讲清楚：我沿用 Chen et al. 的记号，q = target、p = draft，跟讲义相反。）\n"
+            "接受并输出 y：p(y)·min(1, q(y)/p(y)) = min(p(y), q(y))\n"
+            "拒绝概率：P(rej) = 1 − Σ_x min(p(x), q(x)) = Σ_x max(0, q(x) − p(x))\n"
+            "拒绝后从 r(y) = max(0, q(y) − p(y)) / Σ_v max(0, q(v) − p(v)) 抽，所以 P(rej)·r(y) = max(0, q(y) − p(y))，分母跟 P(rej) 约掉\n"
+            "相加：min(p(y), q(y)) + max(0, q(y) − p(y)) = q(y)，输出分布就是 target q。")
+    result = grade(ctx, "Q1", text)
+    assert result.points == 2 and result.confidence == "low" and "记号" in result.confidence_reason
+    undeclared = grade(ctx, "Q1", text.split("\n", 1)[1])
+    assert undeclared.points == 0 and "misconception" in undeclared.flags
+
+
+def test_a_quotation_the_rule_reduces_to_is_stated(ctx):
+    text = ("接受路径：q(y)·min(1, p(y)/q(y)) = min(p(y), q(y))。总拒绝概率 P(rej) = 1 − Σ min(p, q) = Σ max(0, p − q)。"
+            "拒绝路径：P(rej)·r(y) = max(0, p(y) − q(y))。两者相加 = p(y)。"
+            "特例：贪婪验证时规则就退化成「argmax p 与 argmax q 相同就接受，否则输出 argmax p」。")
+    assert grade(ctx, "Q1", text).points == 1
+
+
+def test_does_not_mean_clears_the_correctness_veto_and_safety_on_the_draft_is_it(rubric):
+    def ids(text):
+        return [h.id for h in find_vetoes({"Q3": text}, rubric.vetoes, rubric.feedback)]
+    assert ids("q 差一点只是接受率低，输出分布照样是 p；接受率高也不代表输出「更正确」。") == []
+    assert ids("草稿越准，能安全接受的就越多。") == ["veto.correctness_vs_performance"]
+
+
+def test_a_remark_on_the_papers_letters_is_no_declared_exchange(ctx):
+    remark = ("顺便说一句 Chen 的论文里 p 和 q 的含义是反过来的，q 是 target，p 是草稿。"
+              "草稿抽到 y 的概率是 q(y)，以 min(1, p(y)/q(y)) 的概率接受，所以这条路输出 y 的概率是 min(p(y), q(y))。")
+    assert "记号" not in grade(ctx, "Q1", remark).confidence_reason
+    assert readable(r"$\arg\max p=\arg\max q$") == "argmax p=argmax q"
+
+
+def test_no_such_problem_is_a_negation(ctx):
+    text = ("p 必须是 target 经过全部处理后的分布，q 必须是草稿实际抽样用的分布；p 漏了 top-p，输出就是系统性偏差。"
+            "q(x)=0 的 token 根本不会被提议，不存在除零的问题。")
+    assert grade(ctx, "Q2", text).evidence["misconceptions"] == []
+
+
+def test_a_bare_predicate_in_a_list_of_nouns_asserts_nothing(ctx):
+    result = grade(ctx, "Q1", "min(p,q)、拒绝概率、残差 max(0,p−q)、归一化、约掉、相加")
+    assert result.points == 0 and "keyword_list" in result.flags
