@@ -420,8 +420,6 @@ _WORD_OPERATORS = [(re.compile(_OPERAND_BEFORE + words + _OPERAND_AFTER), sign) 
     ("(?:也就是|其实就是|就是|即|等于|正好是|恰好是)", " → "))]
 
 
-# [z]^+ and (z)^+: the positive part, as (z)_+ (the run of math does not include ^).
-_CARET_PLUS = re.compile(r"([\])])\s*\^\s*\{?\s*\+\s*\}?")
 # Lattice notation: a ∧ b = min(a, b), a ∨ b = max(a, b), between two simple operands (a name, a name applied).
 _TERM = r"(?:[A-Za-z](?:_\w+)?(?:\s*\([^()]*\))?|\d+(?:\.\d+)?)"
 _OPERAND = r"(" + _TERM + r"(?:\s*[/·*]\s*" + _TERM + r")*)"             # 1 ∧ p(y)/q(y) = min(1, p(y)/q(y))
@@ -436,8 +434,8 @@ def prepare(sentence: str) -> str:
     """The sentence's math in the front end's spelling: array notation, event probabilities, possessives cut,
     operators said in words."""
     sentence = _COMMENTED_EQUALS.sub(" ", sentence)
-    sentence = _CARET_PLUS.sub(r"\1_+", sentence)
     sentence = _P_REJECT.sub(" R ", sentence)            # before the runs: P(A^c) has a ^ the runs do not take
+                                                         # ((p − q)^+ is already (p − q)_+: normalise.readable)
     for _ in range(3):                                   # p ∧ q (the smaller), p ∨ q (the larger)
         sentence = _MEET.sub(lambda m: f"{'min' if m[2] == '∧' else 'max'}({m[1]}, {m[3]})", sentence)
     for pattern, sign in _WORD_OPERATORS:
@@ -464,7 +462,7 @@ def extract(sentence: str, bindings: dict | None = None) -> tuple[list[Formula],
     sentence = prepare(sentence)
     conditional = bool(_CONDITIONAL.search(sentence))
     for run in _RUN.finditer(sentence):
-        text = _P_OUT.sub(" O ", _P_REJECT.sub(" R ", run[0]))
+        text = _P_OUT.sub(" O ", run[0])                  # P(reject) is R already (prepare)
         if not re.search(r"[pqrROAJCΣ∑]|min|max", text) and not any(n in text for n in bindings):
             continue
         parts = _RELATION.split(text)

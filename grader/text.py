@@ -144,7 +144,10 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
     scope = settings.scope
     # An answer that declares the letters exchanged (q the target, p the draft, as Chen et al. write them) is read
     # with them swapped back; a person checks that reading.
-    swapped_letters = bool(settings.notation_swap) and all(p.search(plain(answer)) for p in settings.notation_swap)
+    swapped_letters = False
+    if settings.notation_swap:
+        norm = plain(answer)
+        swapped_letters = all(p.search(norm) for p in settings.notation_swap)
     if swapped_letters:
         answer = swap_letters(answer, "p", "q")
     sentences = split_sentences(answer, scope)
