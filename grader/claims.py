@@ -376,8 +376,10 @@ def parse_text_rubric(data: dict, where: str = "") -> dict[str, TextCriterion]:
 # --- matching -------------------------------------------------------------------------------------
 QUOTED = re.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"]*\"")
 # A quotation is a mention (「有人说『…』」, 「常见误解是「…」」), unless the sentence states it as its own rule:
-# 「规则就变成「…」」, "the rule becomes "…"" (a stating verb just before it, no word of distance near it).
-_STATES_QUOTE = re.compile(r"(变成|变为|退化成|退化为|简化成|简化为|就是|即|成了|改成|rule is|rule becomes|becomes|reduces to)\s*[:：]?\s*$")
+# 「规则就变成「…」」, "the rule becomes "…"", 「每个位置判定「…」」 (a stating or testing verb just before it, no word
+# of distance near it).
+_STATES_QUOTE = re.compile(r"(变成|变为|退化成|退化为|简化成|简化为|就是|即|成了|改成|判定|判断|检查|检验|判据是?|条件是|规则是|标准是|"
+                           r"rule is|rule becomes|becomes|reduces to|test is|checks?|tests?)\s*[:：]?\s*$")
 _MENTIONS_QUOTE = re.compile(r"误解|错误|误区|有人|说法|以为|所谓|常说|听说|别再|不要|并非|不是|myth|wrong|mistake|people say")
 
 
@@ -389,6 +391,8 @@ def unquoted_mentions(low: str) -> str:
             return m[0]
         return " " * len(m[0])
     return QUOTED.sub(blank, low)
+
+
 @dataclass
 class Analysed:
     """One answer, split and with its formulas extracted, reused by every rule."""

@@ -1,8 +1,11 @@
 """Code-map answers: which filled line each named object is attached to. Pure.
 
-Each mention of an object (a line's `objects` pattern) is attached to one line: an explicit cue
-(第一行, line 1 …) in the same clause; else the explicit cue nearest to it in its sentence; else a
-topic cue (what the line does: 接受, residual …) in the clause, then in the sentence; else the last
+Each mention of an object (a line's `objects` pattern) is attached to one line: the explicit cue
+(第一行, line 1 …) of its clause when the clause has one; when its clause (or, with no cue in the
+clause, its sentence) has several, the order of a 「分别」 list, else reading order: a span that opens
+with a cue puts each object under the cue before it ("line 1 … maps to A and line 2 … to B"), one that
+opens with an object gives each object the cue after it (「A（第一行）和 B（第二行）」); else a topic
+cue (what the line does: 接受, residual …) in the clause, then in the sentence; else the last
 explicit cue of an earlier sentence (a paragraph that started with 「第一行：」). Cue text that is part
 of an object's own name (`resample` in `_resample_kernel`) is not a cue. A line is *attached* when
 one of its objects is attached to it; the answer is *swapped* when a line is not attached but one of
@@ -38,10 +41,17 @@ def attach(sentences: list[Sentence], lines) -> list[Attachment]:
         explicit = sorted((a, line.id) for line in lines for a, _ in _spans(line.cues, s.low, blocked))
         topical = sorted((a, line.id) for line in lines for a, _ in _spans(line.topic, s.low, blocked))
         order = _respectively(s, objects, lines)
+        starts = [a for a, _, _ in objects]
         for a, b, line in sorted(objects, key=lambda o: o[0]):
             clause = s.clause_at(a)
-            target = (_nearest(explicit, a, clause) or order.get(a) or _nearest(explicit, a, None)
-                      or _nearest(topical, a, clause) or _nearest(topical, a, None) or last_explicit)
+            in_clause = [c for c in explicit if clause[0] <= c[0] < clause[1]]
+            span, region = (in_clause, clause) if in_clause else (explicit, (0, len(s.low)))
+            if len({line_id for _, line_id in span}) > 1:
+                opens_with_cue = span[0][0] < min(x for x in starts if region[0] <= x < region[1])
+                target = order.get(a) or _reading_order(span, opens_with_cue, a)
+            else:
+                target = span[0][1] if span else order.get(a)
+            target = target or _nearest(topical, a, clause) or _nearest(topical, a, None) or last_explicit
             found.append(Attachment(line.id, target, s.low[a:b], s.index))
         if explicit:
             last_explicit = explicit[-1][1]
@@ -62,6 +72,16 @@ def _respectively(s: Sentence, objects, lines) -> dict:
         return {}
     ordered = sorted(firsts.values())
     return {pos: lines[n].id for n, pos in enumerate(ordered) if n < len(lines)}
+
+
+def _reading_order(cues, opens_with_cue: bool, pos: int):
+    """The cue of the object at `pos` among several (sorted) cues of one span: the cue before it when the
+    span opens with a cue, else the cue after it (the one on the other side when there is none)."""
+    if opens_with_cue:
+        before = [line_id for at, line_id in cues if at < pos]
+        return before[-1] if before else cues[0][1]
+    after = [line_id for at, line_id in cues if at > pos]
+    return after[0] if after else cues[-1][1]
 
 
 def _nearest(cues, pos: int, clause):

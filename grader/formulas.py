@@ -9,7 +9,9 @@ parsing, a side is rewritten into a small, whitelisted language:
 - `P(reject)` / `P(拒绝)` / `P_reject` -> `R`, the total rejection probability; `P(y)` / `P(Y = y)`
   -> `O`, the output probability; `r(y)` -> `r`, the normalised residual;
 - `Σ_v expr`, `sum_x expr`, `∑ expr` -> `S(expr)` (the summand is the next product term);
-- `(expr)_+` -> `Max(0, expr)`; `min` / `max` -> `Min` / `Max`; `·` `×` -> `*`.
+- `(expr)_+` -> `Max(0, expr)`; `min` / `max` -> `Min` / `Max`; `·` `×` -> `*`;
+- `|expr|` and `abs(expr)` -> `Abs(expr)` (a bar left after the distributions are read is an absolute value;
+  the conditioning bar of `p(x | c)` has gone with its parentheses).
 
 - array notation: `np.minimum` / `np.maximum` / `torch.clamp(x, min=0)` -> `min` / `max`, `x.sum()` /
   `np.sum(x)` -> `Σ x`, `==` -> `=`; Greek letters are single letters;
@@ -80,7 +82,8 @@ _DIST = re.compile(r"(?<![A-Za-z])([pq])(?:_\(?[A-Za-z0-9+\-]{1,6}\)?)?(?:\s*\((
 _RESID = re.compile(r"(?<![A-Za-z])r(?:_\(?[A-Za-z0-9+\-]{1,6}\)?)?(?:\s*\(\s*[a-z](?:_\w+)?\s*\))?(?![A-Za-z(])")
 _SUM = re.compile(r"(?:Σ|∑|\bsum)\s*(?:_\s*(?:\([^()]*\)|[A-Za-z0-9]+(?:\s*∈\s*V)?))?\s*")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
-_ALLOWED = _KNOWN | {"Min", "Max", "S", "log", "exp"}
+_ALLOWED = _KNOWN | {"Min", "Max", "S", "Abs", "log", "exp"}
+_ABS = re.compile(r"\|([^|]+)\|")
 
 # Event probabilities written with words inside P(...): which event, by its words (after Simplified conversion).
 _EVENT = re.compile(r"(?<![A-Za-z])P\s*\(((?:[YX]\s*=\s*y\s*,\s*)?[^()=]{0,40}?)\)")
@@ -208,6 +211,7 @@ def rewrite(side: str, tight: bool = False) -> str:
     s = _P_OUT.sub(" O ", s)
     s = _DIST.sub(_dist, s)
     s = _RESID.sub("r", s)
+    s = re.sub(r"(?<![A-Za-z])abs\s*\(", "Abs(", _ABS.sub(r"Abs(\1)", s), flags=re.IGNORECASE)
     s = re.sub(r"(?<![A-Za-z])min\b", "Min", s, flags=re.IGNORECASE)
     s = re.sub(r"(?<![A-Za-z])max\b", "Max", s, flags=re.IGNORECASE)
     s = _plus_parts(s)
@@ -223,12 +227,12 @@ def rewrite(side: str, tight: bool = False) -> str:
 @lru_cache(maxsize=4096)
 def parse(side: str, tight: bool = False):
     """A sympy expression for one side (raises Unparseable); `tight`: sums close at a top-level * or /."""
-    from sympy import Function, Max, Min, Symbol, exp, log
+    from sympy import Abs, Function, Max, Min, Symbol, exp, log
     from sympy.parsing.sympy_parser import implicit_multiplication, parse_expr, standard_transformations
 
     text = rewrite(side, tight)
     names = {n: Symbol(n) for n in _KNOWN}
-    names.update(Min=Min, Max=Max, S=Function("S"), log=log, exp=exp)
+    names.update(Min=Min, Max=Max, S=Function("S"), Abs=Abs, log=log, exp=exp)
     for letter in set(re.findall(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])", text)) - set(names):
         names[letter] = Symbol(letter)
     try:
@@ -266,7 +270,7 @@ class Unevaluable(ValueError):
 
 
 def _eval(expr, env: dict, extra: dict):
-    from sympy import Add, Function, Max, Min, Mul, Number, Pow, Symbol, exp, log
+    from sympy import Abs, Add, Function, Max, Min, Mul, Number, Pow, Symbol, exp, log
 
     if isinstance(expr, Number):
         return float(expr)
@@ -289,6 +293,8 @@ def _eval(expr, env: dict, extra: dict):
         return np.minimum.reduce(np.broadcast_arrays(*args))
     if isinstance(expr, Max):
         return np.maximum.reduce(np.broadcast_arrays(*args))
+    if isinstance(expr, Abs):
+        return np.abs(args[0])
     if isinstance(expr, log):
         with np.errstate(all="ignore"):
             return np.log(args[0])
@@ -443,6 +449,8 @@ def prepare(sentence: str) -> str:
     sentence = _IMPLICIT_PRODUCT.sub(r"\1·", sentence)
     text = _PROB.sub(lambda m: f"P({m[1]})" if m[1] is not None else "P(", _ENUMERATOR.sub(" ", sentence))
     text = array_notation(text)
+    text = _SUM_WORDS.sub(lambda m: f"Σ_{m[1]} ", text)
+    text = _EXPECTATION.sub(lambda m: f"Σ {m[1] or 'q'}·[", text)
     text = _EVENT.sub(_event, text)
     text = _P_ACC.sub(" C ", text)
     return _POSSESSIVE.sub("\u22a5 ", text)          # `r 的分母`, `r 嘅 normalizer`, `r's denominator`: r is not a side (⊥ is not math)
@@ -450,8 +458,23 @@ def prepare(sentence: str) -> str:
 
 def _substitute(part: str, bindings: dict) -> str:
     for name, value in bindings.items():
-        part = re.sub(r"(?<![\w.])" + re.escape(name) + r"(?![\w(])", "(" + value + ")", part)
+        def put(m: re.Match, value=value) -> str:     # q(y)a(y), 2a: a product with the operand before it
+            operand = _OPERAND_END.search(m.string[:m.start()])
+            return ("·" if operand else "") + "(" + value + ")"
+        part = re.sub(r"(?<![\w.])" + re.escape(name) + r"(?![\w(])", put, part)
+        if len(name) == 1:                # a function of one letter: a(y), a(X) (its argument is the token's)
+            part = re.sub(r"(?<![\w.])" + re.escape(name) + r"\s*\(\s*[A-Za-z](?:_\w+)?\s*\)", put, part)
     return part
+
+
+# A sum said in words: "sum over x of q(x)(…)", "the sum over all v of …".
+_SUM_WORDS = re.compile(r"\b(?:the\s+)?sum\s+over\s+(?:all\s+)?([a-z])\s+of\s+", re.IGNORECASE)
+# The end of an operand (a bracket, a digit, a lone letter; not a word of prose such as "If"), before a bound name.
+_OPERAND_END = re.compile(r"(?:[)\]]|\d|(?<![A-Za-z])[A-Za-z])\s*$")
+# A one-letter function defined at a token, `a(x) = min(1, p(x)/q(x))`: binds `a`.
+_FUNCTION_DEFINED = re.compile(r"([A-Za-z" + _GREEK + r"])\s*\(\s*[a-z]\s*\)")
+# An expectation over the draft's token, E[f(X)] or E_q[…] (E_p[…] over the target's): Σ_x q(x)·f(x).
+_EXPECTATION = re.compile(r"(?<![A-Za-z])E\s*(?:_\s*\(?\s*(?:[XY]\s*~\s*)?([pq])\s*\)?)?\s*\[")
 
 
 def extract(sentence: str, bindings: dict | None = None) -> tuple[list[Formula], list[Expr]]:
@@ -470,6 +493,9 @@ def extract(sentence: str, bindings: dict | None = None) -> tuple[list[Formula],
         defined = set()                      # relation indexes that are definitions (name = expr)
         for n, part in enumerate(parts):
             name = part.split(",")[-1].strip()     # 「r(y) = …/Z, Z = Σ …」: the name after the last comma
+            function = _FUNCTION_DEFINED.fullmatch(name)
+            if function and function[1] not in _VARIABLES | _KNOWN | _NOT_BINDABLE | {"E", "P"}:
+                name = function[1]
             if (n < len(relations) and relations[n] == "=" and _DEFINED.fullmatch(name + "=")
                     and name not in _NOT_BINDABLE
                     and not (len(name) == 1 and name.isascii() and (name in _VARIABLES or name in _KNOWN))):

@@ -61,6 +61,8 @@ _LATEX_SYMBOLS = {
     "Rightarrow": "⇒", "implies": "⇒", "infty": "∞", "alpha": "α", "gamma": "γ", "beta": "β", "approx": "≈",
     "dots": "...", "ldots": "...", "cdots": "...", "quad": " ", "qquad": " ", "lt": "<", "gt": ">", "sim": "~",
     "propto": "∝", "forall": "∀", "neg": "¬", "lbrace": "(", "rbrace": ")", "langle": "(", "rangle": ")",
+    "leftrightarrow": "↔", "Leftrightarrow": "⇔", "longrightarrow": "→", "Longrightarrow": "⇒", "mapsto": "→",
+    "iff": "⇔", "blacksquare": " ", "square": " ", "qed": " ", "Box": " ",
 }
 _SIZING = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)[lr]?(?![a-zA-Z])\s*(\\[{}|.]|[()\[\]|.])?")
 _FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
@@ -70,13 +72,23 @@ _WORD = re.compile(r"\\(?:text|mathrm|mathbf|mathit|mathcal|mathbb|operatorname|
 # Accents and font switches on one letter or group: \tilde r, \hat{p}, \bar q, {\rm rej} -> the letter or word.
 _ACCENT = re.compile(r"\\(?:tilde|hat|bar|widetilde|widehat|overline|check|dot|ddot|vec)\s*(?:\{([^{}]*)\}|([A-Za-z]))")
 _FONT_GROUP = re.compile(r"\{\\(?:rm|bf|it|sf|tt)\s+([^{}]*)\}")
-_WORD_LETTER = re.compile(r"\\(?:mathrm|mathbf|mathit|mathcal|mathbb|boldsymbol|rm|bf)\s+([A-Za-z])(?![A-Za-z])")   # \mathbb P
+_WORD_LETTER = re.compile(r"\\(?:mathrm|mathbf|mathit|mathcal|mathbb|boldsymbol|rm|bf)\s*([A-Za-z0-9])(?![A-Za-z0-9])")   # \mathbb P, \mathbf 1
+# Display environments (align, aligned, eqnarray, gather, equation, split): their markup goes; the alignment
+# marks (&, and && before a row's note) go; a row that opens with a relation continues the row above.
+_ENVIRONMENT = re.compile(r"\\(?:begin|end)\s*\{(?:align|aligned|alignat|eqnarray|gather|gathered|equation|split|multline|cases|array)\*?\}(?:\{[^{}]*\})?")
+_ALIGN_NOTE = re.compile(r"&&[^\n&]*?(?=\\\\|\n|$)")
 _PLUS_PART = re.compile(r"(\))\s*_\s*\{\s*\+\s*\}")
 _COMMAND = re.compile(r"\\([a-zA-Z]+)")
 _SUBSCRIPT_GROUP = re.compile(r"([_^])\{([^{}]*)\}")
 _MARKDOWN = re.compile(r"```\w*|`|\*\*|(?<!\w)__(?=\w)|(?<=\w)__(?!\w)|\$\$?")
 _LINE_MARK = re.compile(r"^\s{0,3}(?:#{1,6}|>|[-*+])\s+", re.MULTILINE)
 _NUMBERED = re.compile(r"^\s{0,3}(\d{1,2})[.)]\s+", re.MULTILINE)     # "1. " and "1) " items keep their number as "(1) "
+
+
+def _word(m: re.Match) -> str:
+    """`\\text{…}`, `\\mathrm{…}` … -> their content, kept apart from a command right before it (\\sim\\mathrm{Unif})."""
+    before = m.string[m.start() - 1:m.start()]
+    return (" " if before.isalpha() else "") + m[1]
 
 
 def _command(m: re.Match) -> str:
@@ -120,7 +132,10 @@ def _drop_brace_notes(text: str) -> str:
 
 def latex_to_plain(text: str) -> str:
     """LaTeX math markup -> the plain notation students also type (`min(p, q)`, `(a)/(b)`, `Σ_v`)."""
+    text = re.sub(r"\\([_#%&])", r"\1", text)                         # escaped characters: \_rejection\_kernel
     text = _drop_brace_notes(text)
+    if _ENVIRONMENT.search(text) or "\\\\" in text:                  # alignment marks only in display math
+        text = _ALIGN_NOTE.sub("", _ENVIRONMENT.sub("\n", text)).replace("&", "")
     text = re.sub(r"\\arg\s*\\(max|min)\b", r"arg\1", text)           # \arg\max p: argmax p, one word
     text = _STARRED.sub("", text.replace(r"\{", "(").replace(r"\}", ")"))
     text = _SIZING.sub(lambda m: (m[1] or "").lstrip("\\").replace(".", ""), text)
@@ -129,13 +144,15 @@ def latex_to_plain(text: str) -> str:
     text = _FONT_GROUP.sub(r"{\1}", text)
     text = _WORD_LETTER.sub(r" \1", text)
     for _ in range(4):
-        new = _WORD.sub(r"\1", _FRAC.sub(r"(\1)/(\2)", text))
+        new = _WORD.sub(_word, _FRAC.sub(r"(\1)/(\2)", text))
         if new == text:
             break
         text = new
     text = _FRAC_SHORT.sub(r"(\1)/(\2)", text)
     text = _COMMAND.sub(_command, text)
-    text = re.sub(r"\\[,;!: ]", " ", text).replace("\\\\", "\n")
+    text = re.sub(r"\\[,;!: ]", " ", text.replace("\\\\", "\n"))        # a row break first: `\\ ` is no `\ `
+    # a row opening with a relation goes on the row above (anchored after a character: no quadratic scan of blank runs)
+    text = re.sub(r"(?<=\S)[ \t]*\n\s*(?=[=≤≥<>≈])", " ", text)
     for _ in range(3):
         text = _SUBSCRIPT_GROUP.sub(r"\1\2", text)
     return text.replace("{", "(").replace("}", ")")
@@ -241,10 +258,36 @@ def swap_letters(text: str, a: str, b: str) -> str:
     return pattern.sub(lambda m: b if m[1] == a else a, text)
 
 
+# Phone-typed math: 乘 between two terms is a product (q乘min(…)); min(p q) with a space for the comma.
+_TIMES_WORD = re.compile(r"(?<=[A-Za-z0-9)\]])\s*乘以?(?![积起出法])\s*(?=[A-Za-z(\[])")
+_SPACED_ARGS = re.compile(r"(?<![A-Za-z])(min|max)\(\s*([\w./+\-]+)\s+([\w./+\-]+)\s*\)", re.IGNORECASE)
+
+
+# A markdown table: its rule rows go, and each row reads as one sentence whose cells are clauses
+# (「| 草稿 = y 且接受 | q(y)·min(1, p/q) = min(p, q) |」 -> 「草稿 = y 且接受，q(y)·min(1, p/q) = min(p, q)」).
+_TABLE_ROW = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$", re.MULTILINE)
+_TABLE_RULE = re.compile(r"^[\s|:\-]*-[\s|:\-]*$")
+
+
+def _table_row(m: re.Match) -> str:
+    if _TABLE_RULE.fullmatch(m[1]):
+        return ""
+    cells, depth, start = [], 0, 0
+    body = m[1]
+    for i, ch in enumerate(body):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "|" and depth <= 0:
+            cells.append(body[start:i])
+            start = i + 1
+    cells.append(body[start:])
+    return "，".join(c.strip() for c in cells if c.strip())
+
+
 def readable(text: str | None) -> str:
     """clean, markdown and LaTeX markup removed (LaTeX as plain math), case kept: what evidence quotes."""
-    text = _code_lines_end(latex_to_plain(clean(text)))
+    text = _code_lines_end(latex_to_plain(_TABLE_ROW.sub(_table_row, clean(text))))
     text = _MARKDOWN.sub("", _NUMBERED.sub(r"(\1) ", _LINE_MARK.sub("", text)))
+    text = _SPACED_ARGS.sub(r"\1(\2, \3)", _TIMES_WORD.sub("·", text))
     text = _PLAIN_PLUS_PART.sub(r"\1_+", _CJK_LATIN.sub(" ", text))
     text = _CARET_PLUS.sub(r"\1_+", text)              # (p − q)^+ and [z]^+: the positive part, one spelling
     return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())

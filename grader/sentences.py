@@ -39,6 +39,8 @@ _CLAUSE_MARKS = "，,、：:"
 _ANY_PUNCT = re.compile(r"[。！？!?；;，,、：:.]")
 _PARENTHESISED = re.compile(r"\([^()]*\)|（[^（）]*）")   # min(1,p/q): its comma is no punctuation of the prose
 _CJK_SPACE = re.compile(r"(?<=[\u3400-\u9fff]) +(?=[\u3400-\u9fff])")
+# Math punctuation is no prose punctuation: a comma or full stop with no space after it (min(p(y),q(y), 0.5).
+_MATH_PUNCT = re.compile(r"[,.:](?!\s|$)")
 _UNPUNCTUATED_CHARS = 40
 # 并不是, 也不是, 根本不: the cue negates the statement, even where the term lists the word as its own.
 _EMPHATIC = re.compile(r"(并|根本|绝|从来|\bdoes|\bis|\bdo|\bare)\s*$")
@@ -108,12 +110,13 @@ def split_sentences(text: str, scope: Scope) -> list[Sentence]:
 
 
 def _unpunctuated(piece: str) -> list[str]:
-    """A long piece with no punctuation at all, whose Chinese runs are separated by spaces, uses the spaces
-    as its punctuation: 「…算的 可是被拒以后… 所以…」 is several sentences, not one."""
+    """A long piece with no punctuation at all (a formula's own commas aside), whose Chinese runs are
+    separated by spaces, uses the spaces as its punctuation: 「…算的 可是被拒以后… 所以…」 is several
+    sentences, not one."""
     bare = piece
     while _PARENTHESISED.search(bare):
         bare = _PARENTHESISED.sub("", bare)
-    if len(piece.strip()) < _UNPUNCTUATED_CHARS or _ANY_PUNCT.search(bare):
+    if len(piece.strip()) < _UNPUNCTUATED_CHARS or _ANY_PUNCT.search(_MATH_PUNCT.sub("", bare)):
         return [piece]
     return _CJK_SPACE.split(piece)
 

@@ -24,8 +24,11 @@ occurs anywhere in the answer. An ownership word whose object is only a demonstr
 role words (负责, handles) that say what a name does, not which state it holds: found alone, the hit
 is a doubt. The names must stand in for the
 argument: with fewer than `_NAMES_ONLY_TOKENS` prose tokens outside them it is a veto; with more (pseudo-code
-with prose, an answer that also reasons) it is a doubt, never silence: a person decides whether the names
-stand beside the argument or in place of it.
+with prose, an answer that also reasons) it is a doubt: a person decides whether the names stand beside the
+argument or in place of it. Only an answer with that much prose whose names are (but for fewer than
+`min_identifiers`) the variables and calls of its own code statements (`p_logits = apply_penalties(z)`;
+their comments count as prose) is no hit: the names are its code, not a recital. Tokens with no lower-case
+letter (FP32, H100) are formats and chips, not names.
 
 A veto with `answers` reads only those answers. Each hit quotes the sentence it found (for the
 identifiers veto: the first sentence that names them), and the report marks it for review: an
@@ -129,9 +132,29 @@ def identifiers(text: str) -> list[str]:
     names = sorted([(m.start(), m[0]) for m in _IDENTIFIER.finditer(text)]
                    + [(m.start(1), m[1]) for m in _CODE_NAME.finditer(text)])
     for _, name in names:
-        if not _is_math_symbol(name) and name.lower() not in _LATEX_WORDS and name not in seen:
+        if (not _is_math_symbol(name) and name.lower() not in _LATEX_WORDS and name not in seen
+                and re.search(r"[a-z_]", name)):          # FP32, MRV2, H100: a format or a chip, not a name
             seen.append(name)
     return seen
+
+
+# A line of code that does something (an assignment, a call, a control keyword); its comment is prose.
+_STATEMENT = re.compile(r"^\s*(?:(?:for|if|elif|while|return|assert|def|with)\b|[\w.\[\], ]+\s*(?:[+\-*/]?=)(?!=)|[\w.]+\s*\()")
+_COMMENT = re.compile(r"\s(?:#|//).*$|^\s*(?:#|//).*$")
+
+
+def prose_names(text: str) -> list[str]:
+    """The identifiers an answer names outside its own code statements (their comments are prose): a
+    pseudo-code argument's variables and calls (`p_logits = apply_penalties(z_target)`) are its code, not
+    a recital of names."""
+    kept = []
+    for line in clean(text).splitlines():
+        comment = _COMMENT.search(line)
+        code = line[:comment.start()] if comment else line
+        if code.strip() and _STATEMENT.match(code):
+            line = comment[0] if comment else ""
+        kept.append(line)
+    return identifiers("\n".join(kept))
 
 
 def _owns(pattern: re.Pattern, text: str) -> bool:
@@ -172,6 +195,8 @@ def _scan(answers: dict, vetoes, feedback: dict | None) -> list[VetoHit]:
                     # person reads it (a doubt), never silence.
                     role = any(_owns(p, norm) for p in veto.doubt)
                     kind = "veto" if prose < _NAMES_ONLY_TOKENS and not role else "doubt"
+                    if kind == "doubt" and not role and len(prose_names(text)) < veto.min_identifiers:
+                        kind = None           # an argument, with the names in its own code: no recital
             if evidence is not None and kind is not None:
                 hits.append(VetoHit(veto.id, answer_id, _quote(evidence), veto.message, certain=kind == "veto"))
     return hits

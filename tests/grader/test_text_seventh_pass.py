@@ -123,8 +123,9 @@ def test_lattice_notation_and_caret_positive_parts():
 
 def test_code_lines_outside_a_fence_are_statements():
     text = "所以我们算\nacc = np.minimum(p, q)   # x\nrej = 1 - acc.sum()\nP_rej = 1 - Σ min(p,q)\n= Σ max(0, p-q)"
+    # (a line that opens with a relation goes on the equation of the line above: test_text_eighth_pass)
     assert readable(text).split("\n") == ["所以我们算；", "acc = np.minimum(p, q) # x；", "rej = 1 - acc.sum()；",
-                                          "P_rej = 1 - Σ min(p,q)", "= Σ max(0, p-q)"]
+                                          "P_rej = 1 - Σ min(p,q) = Σ max(0, p-q)；"]
 
 
 def test_one_false_step_caps_a_proof_at_one(ctx):
