@@ -379,14 +379,14 @@ QUOTED = re.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"]*\"")
 # 「规则就变成「…」」, "the rule becomes "…"", 「每个位置判定「…」」 (a stating or testing verb just before it, no word
 # of distance near it).
 _STATES_QUOTE = re.compile(r"(变成|变为|退化成|退化为|简化成|简化为|就是|即|成了|改成|判定|判断|检查|检验|判据是?|条件是|规则是|标准是|"
-                           r"rule is|rule becomes|becomes|reduces to|test is|checks?|tests?)\s*[:：]?\s*$")
+                           r"rule is|rule becomes|becomes|reduces to|test is|checks?|tests?|rule to|simplif\w* to)\s*[:：]?\s*$")
 _MENTIONS_QUOTE = re.compile(r"误解|错误|误区|有人|说法|以为|所谓|常说|听说|别再|不要|并非|不是|myth|wrong|mistake|people say")
 
 
 def unquoted_mentions(low: str) -> str:
     """`low` with the quotations that are mentioned, not stated, blanked out (same length)."""
     def blank(m: re.Match) -> str:
-        before = low[max(0, m.start() - 16):m.start()]
+        before = low[max(0, m.start() - 24):m.start()]
         if _STATES_QUOTE.search(before) and not _MENTIONS_QUOTE.search(before):
             return m[0]
         return " " * len(m[0])
@@ -438,9 +438,15 @@ def _term_found(term: Term, s: Sentence, exprs: list[fm.Expr], scope: Scope) -> 
     for e in exprs:
         if fm.matches(e, want):
             pos = s.low.find(e.text.lower())
+            if pos >= 0 and (_COMPARED_AFTER.match(s.low, pos + len(e.text)) or _COMPARED_BEFORE.search(s.low[:pos])):
+                continue                      # 「p/q > 1 不是概率」: the expression compared, not a value stated
             if pos < 0 or not negated(s, pos, pos + len(e.text), scope):
                 return max(pos, 0)
     return None
+
+
+_COMPARED_AFTER = re.compile(r"\s*(>|<|≥|≤)")
+_COMPARED_BEFORE = re.compile(r"(>|<|≥|≤)\s*$")
 
 
 def rule_sentence(rules: tuple[Rule, ...], a: Analysed, scope: Scope, misconception: bool = False,

@@ -398,9 +398,14 @@ def _chunks(part: str) -> tuple[list[str], bool, bool]:
     return [c.rstrip("( ") if c.count("(") > c.count(")") else c for c in chunks], lead, tail
 
 
+_OPEN_MIN_MAX = re.compile(r"(?<![A-Za-z])(?:min|max)\([^()]*[\w]\s*$", re.IGNORECASE)
+
+
 def _expr(chunk: str) -> Expr | None:
     if chunk.count("(") > chunk.count(")"):
         chunk = chunk.rstrip("( ")              # a run cut by prose right after an opening parenthesis
+    if chunk.count("(") - chunk.count(")") == 1 and _OPEN_MIN_MAX.search(chunk):
+        chunk += ")"                            # min/max left open at the relation sign: 「max(0,p-q = p(y)」
     if len(chunk) > _MAX_SIDE or chunk.count("(") != chunk.count(")") or not re.search(r"[A-Za-z0-9]", chunk):
         return None
     try:

@@ -42,6 +42,10 @@ _SUPERSCRIPT_DIGITS = re.compile("[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+")    
 _CIRCLED = re.compile("[\u2460-\u2473]")
 
 
+# Combining accents left on a Latin letter after NFKC (there is no precomposed p̃).
+_LATIN_MARK = re.compile(r"(?<=[A-Za-z])[\u0300-\u036f]+")
+
+
 def clean(text: str | None) -> str:
     """NFKC, invisible characters removed, one dash, ordinary spaces; case and markup kept."""
     text = _CIRCLED.sub(lambda m: f"({ord(m[0]) - 0x245f}) ", text or "")
@@ -49,6 +53,7 @@ def clean(text: str | None) -> str:
     text = _SUPERSCRIPT_DIGITS.sub(lambda m: "^" + m[0], text)
     text = text.replace("\u207a", "_+")                       # a superscript plus, (p − q)⁺: the positive part
     text = unicodedata.normalize("NFKC", text)
+    text = _LATIN_MARK.sub("", text)                          # p̃, q̂, x̄: the letter (as \tilde p reads as p)
     text = "".join(ch for ch in text if not _invisible(ch) and (ch in "\n\t" or unicodedata.category(ch) != "Cc"))
     text = text.translate(_DASHES).translate(_QUOTES).translate(_DOTS).translate(_SLASHES)
     return _SPACES.sub(" ", text)
@@ -260,7 +265,7 @@ def swap_letters(text: str, a: str, b: str) -> str:
 
 # Phone-typed math: 乘 between two terms is a product (q乘min(…)); min(p q) with a space for the comma.
 _TIMES_WORD = re.compile(r"(?<=[A-Za-z0-9)\]])\s*乘以?(?![积起出法])\s*(?=[A-Za-z(\[])")
-_SPACED_ARGS = re.compile(r"(?<![A-Za-z])(min|max)\(\s*([\w./+\-]+)\s+([\w./+\-]+)\s*\)", re.IGNORECASE)
+_SPACED_ARGS = re.compile(r"(?<![A-Za-z])(min|max)\(\s*((?:[\w./+\-]|\(\w*\))+)\s+((?:[\w./+\-]|\(\w*\))+)\s*\)", re.IGNORECASE)
 
 
 # A markdown table: its rule rows go, and each row reads as one sentence whose cells are clauses

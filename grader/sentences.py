@@ -48,6 +48,9 @@ _EMPHATIC = re.compile(r"(并|根本|绝|从来|\bdoes|\bis|\bdo|\bare)\s*$")
 # 没有/不是/并非 … 的 still negate it (没有显式的回滚).
 _VERB_NEGATORS = {"没", "未"}
 _MODIFIER = re.compile(r"[\u4e00-\u9fff]{1,6}的(?!话)")
+# 「不是为了避免 q(x)=0 时除以零」, 「并不是因为…」: a negated purpose or reason governs its whole phrase, a 时 inside it
+# included.
+_PURPOSE = re.compile(r"\s*是?\s*(为了|用来|用于|因为|由于)")
 # A statement with a rising tail (「…后面的前缀已经变了…？」, 「…被重采样出来…吧？」, "I think … ?"): a hedged
 # statement, not a question, unless a question word makes it one (the rubric's `question` patterns).
 _TAG_QUESTION = re.compile(r"(吧|…|\.\.\.|呀)\s*[?？]\s*$|^\s*(我觉得|我猜|我认为|大概|应该|i think|i guess|probably)")
@@ -166,7 +169,7 @@ def negated(sentence: Sentence, start: int, end: int, scope: Scope, own: re.Patt
         after = region[cue.end():max(cue.end(), start - c_start)]
         if cue.group() in _VERB_NEGATORS and _MODIFIER.match(after):
             continue                          # 没截断的那个分布: a negated modifier, not a negation of the noun
-        if not scope.breakers.search(after):
+        if not scope.breakers.search(after) or _PURPOSE.match(region, cue.end()):
             return True
     if scope.negation_after is not None:       # 「这跟马尔可夫性无关」: the cue follows the match in its clause
         _, c_end = sentence.clause_at(start)

@@ -123,6 +123,12 @@ def _quote(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _turns(contrast: re.Pattern, low: str) -> bool:
+    """The sentence turns inside itself: a contrast word after its opening. One that opens the sentence
+    (「但位置 i 实际输出的是 y_i」, "However, …") turns against the sentence before; what follows it is asserted."""
+    return any(re.sub(r"[\W_]", "", low[:m.start()]) for m in contrast.finditer(low))
+
+
 def score_answer(answer: str | None, criterion, reference: str | None, settings=None,
                  feedback: dict | None = None, check_copy: bool = True, lesson_text: str | None = None) -> TextResult:
     """Points for one free-text criterion (a rubric Criterion or its TextCriterion); `answer` is None when the
@@ -252,7 +258,7 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
             if shown:
                 reasons.append("满分，但有的论断只在数值例子里出现（例子不是一般情形的论证）：" + "、".join(shown))
         if settings.contrast is not None:
-            turned = sorted(c for c in required if settings.contrast.search(sentences[found[c][0]].low))
+            turned = sorted(c for c in required if _turns(settings.contrast, sentences[found[c][0]].low))
             if turned:
                 reasons.append("满分，但有的论断所在的句子有转折，可能在同一句里被推翻：" + "、".join(turned))
         per_sentence: dict[int, int] = {}

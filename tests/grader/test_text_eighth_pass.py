@@ -140,3 +140,49 @@ def test_the_names_of_a_pseudo_code_argument_are_its_code(ctx):
     assert _vetoes(ctx, "Q3", recital) == ([], ["veto.class_names_only"])
     # formats and chips are no names
     assert identifiers("FP32 on an H100, MRV2 path") == []
+
+
+def test_untested_support_is_a_qualifier(ctx):
+    assert _vetoes(ctx, "Q3", "I didn't test whether it works for every model, e.g. Mamba-like layers need more.") == ([], [])
+    assert _vetoes(ctx, "Q3", "我没测过是不是每个模型都能用。") == ([], [])
+    # an untested remark about something else does not qualify a universal claim
+    assert _vetoes(ctx, "Q3", "vLLM 已经支持所有模型，我没测过性能。")[0] == ["veto.universal_support"]
+
+
+def test_a_rule_simplified_to_a_quotation_is_stated(ctx):
+    text = 'Note for greedy requests vLLM simplifies the whole rule to "accept iff argmax p = argmax q".'
+    assert "greedy_argmax_rule" in [m["id"] for m in grade(ctx, "Q3", text).evidence["misconceptions"]]
+
+
+def test_a_negated_purpose_governs_its_whole_phrase(ctx):
+    assert "division_by_zero" in [m["id"] for m in grade(ctx, "Q2", "一致是为了避免 q(x)=0 时除以零。").evidence["misconceptions"]]
+    assert not grade(ctx, "Q2", "(b) 也不是为了避免 q(x)=0 时除以零。").evidence["misconceptions"]
+
+
+def test_there_is_no_explicit_rollback(ctx):
+    assert not grade(ctx, "Q3", "不存在显式的 KV 回滚或释放，KV 槽下一轮直接被覆盖。").evidence["misconceptions"]
+    assert grade(ctx, "Q3", "被拒位置的 KV 要显式回滚。").evidence["misconceptions"]
+    # a nonexistent prefix is still a claim word, not a negation
+    assert "replaced" in [c["id"] for c in grade(ctx, "Q3", "后面那些概率描述的是一个根本不存在的前缀。").evidence["claims"] if c["found"]]
+
+
+def test_a_ratio_compared_with_one_is_no_stated_acceptance_probability(ctx):
+    text = "a = np.minimum(1, p / q)   # 每个草稿 token 的接受概率（必须取 min，p/q > 1 不是概率）"
+    assert not grade(ctx, "Q1", text).evidence["misconceptions"]
+    assert grade(ctx, "Q1", "接受概率就是 p/q。").evidence["misconceptions"]
+
+
+def test_combining_accents_on_letters_go():
+    assert readable("Let p̃ = softmax(z) and q̂ be the draft's.") == "Let p = softmax(z) and q be the draft's."
+
+
+def test_a_bracket_left_open_at_the_relation_sign_is_closed():
+    assert _holds("add 2 ways min(p,q) + max(0,p-q = p(y) done") == [("min(p,q) + max(0,p-q) = p(y)", True)]
+
+
+def test_a_sentence_that_opens_with_but_does_not_turn_inside_itself(ctx):
+    from grader.text import _turns
+    contrast = ctx.rubric.text_criteria[0].text.settings.contrast
+    assert not _turns(contrast, "但位置 i 实际输出的是 y_i,前缀已经换了。")
+    assert not _turns(contrast, "however, the prefix changed.")
+    assert _turns(contrast, "前缀变了，但其实也没关系。")

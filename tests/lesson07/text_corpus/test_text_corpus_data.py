@@ -17,7 +17,9 @@ MINIMUM = {"dev.yml": (130, 28), "holdout.yml": (48, 12), "fresh.yml": (80, 20),
            "fresh12.yml": (90, 18), "fresh13.yml": (90, 18),
            "fresh14.yml": (90, 18), "fresh15.yml": (90, 18), "fresh16.yml": (90, 18),
            "fresh17.yml": (90, 18), "fresh18.yml": (90, 18), "fresh19.yml": (90, 18), "fresh20.yml": (90, 18),
-           "fresh21.yml": (90, 18), "fresh22.yml": (90, 18), "fresh23.yml": (90, 18), "fresh24.yml": (90, 18)}
+           "fresh21.yml": (90, 18), "fresh22.yml": (90, 18), "fresh23.yml": (90, 18), "fresh24.yml": (90, 18),
+           "fresh25.yml": (90, 18), "fresh26.yml": (90, 18), "fresh27.yml": (90, 18), "fresh28.yml": (90, 18),
+           "fresh29.yml": (90, 18), "fresh30.yml": (90, 18), "fresh31.yml": (90, 18), "fresh32.yml": (90, 18)}
 BARE_NAMES = re.compile(r"`?[A-Za-z_][\w.]*(\(\))?`?|[→,，、>\-\s]")      # names, arrows and separators only
 INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
 
