@@ -426,6 +426,11 @@ def _shortest_end(pattern: re.Pattern, text: str, m: re.Match) -> int:
     return m.end()
 
 
+# An expression with a comparison sign beside it is compared, not stated as a value (p/q > 1).
+_COMPARED_AFTER = re.compile(r"\s*(>|<|≥|≤)")
+_COMPARED_BEFORE = re.compile(r"(>|<|≥|≤)\s*$")
+
+
 def _term_found(term: Term, s: Sentence, exprs: list[fm.Expr], scope: Scope) -> int | None:
     """Position of the term's first asserted (not negated) match in the sentence, or None."""
     if term.pattern is not None:
@@ -444,9 +449,6 @@ def _term_found(term: Term, s: Sentence, exprs: list[fm.Expr], scope: Scope) -> 
                 return max(pos, 0)
     return None
 
-
-_COMPARED_AFTER = re.compile(r"\s*(>|<|≥|≤)")
-_COMPARED_BEFORE = re.compile(r"(>|<|≥|≤)\s*$")
 
 
 def rule_sentence(rules: tuple[Rule, ...], a: Analysed, scope: Scope, misconception: bool = False,

@@ -441,6 +441,12 @@ _COMMENTED_EQUALS = re.compile(r"(?:#|//)\s*(?==)")
 _IMPLICIT_PRODUCT = re.compile(r"(?<![A-Za-z])([pqr](?:_\w{1,6})?\s*\(\s*[a-z](?:_\w+)?\s*\))\s*(?=\()")
 
 
+# A sum said in words: "sum over x of q(x)(…)", "the sum over all v of …".
+_SUM_WORDS = re.compile(r"\b(?:the\s+)?sum\s+over\s+(?:all\s+)?([a-z])\s+of\s+", re.IGNORECASE)
+# An expectation over the draft's token, E[f(X)] or E_q[…] (E_p[…] over the target's): Σ_x q(x)·f(x).
+_EXPECTATION = re.compile(r"(?<![A-Za-z])E\s*(?:_\s*\(?\s*(?:[XY]\s*~\s*)?([pq])\s*\)?)?\s*\[")
+
+
 def prepare(sentence: str) -> str:
     """The sentence's math in the front end's spelling: array notation, event probabilities, possessives cut,
     operators said in words."""
@@ -472,14 +478,10 @@ def _substitute(part: str, bindings: dict) -> str:
     return part
 
 
-# A sum said in words: "sum over x of q(x)(…)", "the sum over all v of …".
-_SUM_WORDS = re.compile(r"\b(?:the\s+)?sum\s+over\s+(?:all\s+)?([a-z])\s+of\s+", re.IGNORECASE)
 # The end of an operand (a bracket, a digit, a lone letter; not a word of prose such as "If"), before a bound name.
 _OPERAND_END = re.compile(r"(?:[)\]]|\d|(?<![A-Za-z])[A-Za-z])\s*$")
 # A one-letter function defined at a token, `a(x) = min(1, p(x)/q(x))`: binds `a`.
 _FUNCTION_DEFINED = re.compile(r"([A-Za-z" + _GREEK + r"])\s*\(\s*[a-z]\s*\)")
-# An expectation over the draft's token, E[f(X)] or E_q[…] (E_p[…] over the target's): Σ_x q(x)·f(x).
-_EXPECTATION = re.compile(r"(?<![A-Za-z])E\s*(?:_\s*\(?\s*(?:[XY]\s*~\s*)?([pq])\s*\)?)?\s*\[")
 
 
 def extract(sentence: str, bindings: dict | None = None) -> tuple[list[Formula], list[Expr]]:
