@@ -324,8 +324,11 @@ def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCrite
         at = f"{where}.misconceptions[{n}]"
         pos, neg = _examples(item, at)
         cap = _need(item, "cap", int, at)
-        if not 0 <= cap < points:
-            raise TextRubricError(f"{at}.cap: must be between 0 and {points - 1}")
+        # cap == points: a misconception that caps nothing here, but is quoted, and raises its veto (a wrong claim
+        # that the guide lists under another question, made on this one)
+        if not 0 <= cap < points and not (cap == points and isinstance(item.get("veto"), str)):
+            raise TextRubricError(f"{at}.cap: must be between 0 and {points - 1}"
+                                  f" (or {points} for a misconception that only raises its veto)")
         mis.append(Misconception(_need(item, "id", str, at), _need(item, "label", str, at), cap,
                                  _rules(item, at, settings.concepts),
                                  _formulas(item, at, False), pos, neg,

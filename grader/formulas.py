@@ -75,7 +75,7 @@ class _Env:
 
 # --- rewriting into the small language ------------------------------------------------------------
 # P(reject), P_rej, and P(A^c): the complement of the acceptance event A, in measure-theoretic notation.
-_P_REJECT = re.compile(r"\bP\s*(?:\(\s*(?:reject(?:ion|ed)?|rej|拒绝|被拒|拒|rejected|A\s*\^\s*c)\s*\)|_\s*\(?(?:reject(?:ion)?|rej)\)?)",
+_P_REJECT = re.compile(r"\bP\s*(?:\(\s*(?:reject(?:ion|ed)?|rej|拒绝|被拒|拒|rejected|A\s*\^?\s*(?:c|C|complement|∁))\s*\)|_\s*\(?(?:reject(?:ion)?|rej)\)?)",
                        re.IGNORECASE)
 _P_OUT = re.compile(r"\bP\s*\(\s*(?:[YX]\s*=\s*)?(?:y|output\s*=\s*y|out\s*=\s*y|输出\s*y|y_out)\s*\)|\bP_out\b")
 _DIST = re.compile(r"(?<![A-Za-z])([pq])(?:_\(?[A-Za-z0-9+\-]{1,6}\)?)?(?:\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\))?(?![A-Za-z(])")
@@ -91,6 +91,8 @@ _EV_ACCEPT = re.compile(r"接受|通过|accept|\bacc\b|keep|kept", re.IGNORECASE
 _EV_REJECT = re.compile(r"拒|reject|rej\b", re.IGNORECASE)
 _EV_OUTPUT = re.compile(r"(?<![A-Za-z])y(?![A-Za-z])|输出|output|emit")
 _EV_WORDS = re.compile(r"[\u3400-\u9fff]|[A-Za-z]{2,}")
+# the acceptance event written as the letter A (measure notation), its complement A^c (Aᶜ reads Ac after NFKC)
+_EV_LETTER = re.compile(r"\s*(y\s*,\s*)?A(\s*\^?\s*(?:c|C|complement|∁))?\s*(,\s*y)?\s*")
 # Array notation.
 _NP = re.compile(r"\b(?:np|numpy|torch)\.(minimum|maximum|min|max|sum|clip|clamp)\s*\(")
 _POSSESSIVE = re.compile(r"[A-Za-z0-9_)\]]+\s*(?=(?:的|之|嘅)\s*[\u3400-\u9fffA-Za-z]|'s\s)")
@@ -155,6 +157,9 @@ def _plus_parts(text: str) -> str:
 def _event(m: re.Match) -> str:
     """`P(接受且输出y)` -> ` A `, ... ; P(...) with math inside (P(y), P(X = y)) is left as it is."""
     inner = re.sub(r"^[YX]\s*=\s*y\s*,", "y,", m[1])       # P(Y = y, acc): the output is y
+    named = _EV_LETTER.fullmatch(inner)                     # the acceptance event A: P(A), P(Y = y, A), P(Y = y, A^c)
+    if named:
+        return (" J " if named[2] else " A ") if named[1] or named[3] else (" R " if named[2] else " C ")
     if not _EV_WORDS.search(inner.replace("y_out", "")):
         return m[0]
     acc, rej, out = _EV_ACCEPT.search(inner), _EV_REJECT.search(inner), _EV_OUTPUT.search(inner)
@@ -194,6 +199,10 @@ def _postfix_sums(text: str) -> str:
         text = text[:start] + "Σ(" + text[start:k] + ")" + text[k + 6:]
 
 
+_C_MINMAX = re.compile(r"\bf(min|max)[fl]?\s*\(")
+_C_FLOAT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\.?f\b")
+
+
 def array_notation(text: str) -> str:
     """numpy / torch spellings as plain math: np.minimum -> min, x.sum() -> Σ(x), == -> =."""
     text = _NP.sub(lambda m: {"minimum": "min(", "maximum": "max(", "sum": "Σ(", "clip": "clip(",
@@ -201,6 +210,8 @@ def array_notation(text: str) -> str:
     text = re.sub(r"\bclip\(([^()]*(?:\([^()]*\)[^()]*)*?),\s*(?:min\s*=\s*)?0(?:\.0)?\s*(?:,\s*(?:max\s*=\s*)?None)?\)",
                   r"max(0, \1)", text)
     text = _postfix_sums(text)
+    text = _C_MINMAX.sub(lambda m: m[1] + "(", text)           # C's fminf / fmaxf / fmin / fmax
+    text = _C_FLOAT.sub(r"\1", text)                            # 1.f, 0.0f: float literals
     return text.replace("==", "=")
 
 

@@ -135,6 +135,34 @@ def _drop_brace_notes(text: str) -> str:
     return text
 
 
+_TRAILING_NOTE = re.compile(r"(?<=\S)[ \t]+((?://|#)[ \t].*)$")
+_RELATION_START = re.compile(r"[ \t]*[=≤≥<>≈]")
+
+
+def _notes_after_chains(text: str) -> str:
+    """A code comment ending a row that the next row continues (`P = 1 - Σ min(p, q)  // Σ q == 1`, then
+    `= Σ max(…)`) moves after the chain's last row: the chain goes on past it, not from the comment's `== 1`."""
+    lines = text.split("\n")
+    following = [""] * len(lines)                   # the next non-blank line after each line
+    nxt = ""
+    for i in range(len(lines) - 1, -1, -1):
+        following[i] = nxt
+        if lines[i].strip():
+            nxt = lines[i]
+    out, notes = [], []
+    for i, line in enumerate(lines):
+        goes_on = _RELATION_START.match(following[i]) is not None
+        note = _TRAILING_NOTE.search(line) if goes_on else None
+        if note:
+            notes.append(note[1])
+            line = line[:note.start()]
+        out.append(line)
+        if notes and not goes_on and line.strip():
+            out.extend(notes)
+            notes = []
+    return "\n".join(out + notes)
+
+
 def latex_to_plain(text: str) -> str:
     """LaTeX math markup -> the plain notation students also type (`min(p, q)`, `(a)/(b)`, `Σ_v`)."""
     text = re.sub(r"\\([_#%&])", r"\1", text)                         # escaped characters: \_rejection\_kernel
@@ -157,7 +185,7 @@ def latex_to_plain(text: str) -> str:
     text = _COMMAND.sub(_command, text)
     text = re.sub(r"\\[,;!: ]", " ", text.replace("\\\\", "\n"))        # a row break first: `\\ ` is no `\ `
     # a row opening with a relation goes on the row above (anchored after a character: no quadratic scan of blank runs)
-    text = re.sub(r"(?<=\S)[ \t]*\n\s*(?=[=≤≥<>≈])", " ", text)
+    text = re.sub(r"(?<=\S)[ \t]*\n\s*(?=[=≤≥<>≈])", " ", _notes_after_chains(text))
     for _ in range(3):
         text = _SUBSCRIPT_GROUP.sub(r"\1\2", text)
     return text.replace("{", "(").replace("}", ")")
