@@ -19,7 +19,8 @@ MINIMUM = {"dev.yml": (130, 28), "holdout.yml": (48, 12), "fresh.yml": (80, 20),
            "fresh17.yml": (90, 18), "fresh18.yml": (90, 18), "fresh19.yml": (90, 18), "fresh20.yml": (90, 18),
            "fresh21.yml": (90, 18), "fresh22.yml": (90, 18), "fresh23.yml": (90, 18), "fresh24.yml": (90, 18),
            "fresh25.yml": (90, 18), "fresh26.yml": (90, 18), "fresh27.yml": (90, 18), "fresh28.yml": (90, 18),
-           "fresh29.yml": (90, 18), "fresh30.yml": (90, 18), "fresh31.yml": (90, 18), "fresh32.yml": (90, 18)}
+           "fresh29.yml": (90, 18), "fresh30.yml": (90, 18), "fresh31.yml": (90, 18), "fresh32.yml": (90, 18),
+           "fresh33.yml": (90, 18), "fresh34.yml": (90, 18), "fresh35.yml": (90, 18), "fresh36.yml": (90, 18)}
 BARE_NAMES = re.compile(r"`?[A-Za-z_][\w.]*(\(\))?`?|[→,，、>\-\s]")      # names, arrows and separators only
 INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
 
@@ -49,12 +50,14 @@ def test_no_answer_appears_in_two_files(corpus):
     verbatim copy of the reference answer (style `copy`, or `copy-zw` when two writers' scripts inserted the
     invisible characters the same way), text pasted back verbatim (`pasted-feedback`: a check cell's printed
     output is the same for everybody) or a bare list of code names (the two kernels; the call chain of the
-    shared vLLM notes)."""
+    shared vLLM notes), also with a few words around them (「第一行：`_rejection_kernel`。第二行：…都在 … 里。」:
+    at most a dozen characters that are not names)."""
     seen, repeated = {}, []
     for name, entries in corpus.items():
         for e in entries:
             text = e["answer"].strip()
-            if e["style"] in ("copy", "copy-zw", "pasted-feedback", "names-only") or len(text) < 40 or not BARE_NAMES.sub("", text).strip():
+            if (e["style"] in ("copy", "copy-zw", "pasted-feedback", "names-only") or len(text) < 40
+                    or len(re.sub(r"\W", "", BARE_NAMES.sub("", text))) <= 12):
                 continue
             if text and seen.setdefault(text, name) != name:
                 repeated.append((name, e["id"]))
