@@ -123,6 +123,7 @@ class TextSettings:
     # patterns that, all found in an answer, declare the two distributions' letters exchanged (Chen et al. write q
     # for the target, p for the draft): the answer is read with p and q swapped back, and a person checks it
     notation_swap: tuple[re.Pattern, ...] = ()
+    aligned_review: float = 0.8                # this aligned share (short of aligned_copy) and half copy_review's share: maybe a reworded copy
 
 
 @dataclass(frozen=True)
@@ -307,7 +308,8 @@ def parse_settings(data: dict, where: str = "text") -> TextSettings:
                         _alternatives(data["contrast"], f"{where}.contrast") if data.get("contrast") else None,
                         float(data.get("lesson_paste", 0.6)), int(data.get("verified_review", 3)),
                         tuple(_regex(x, f"{where}.notation_swap") for x in _strings(data, "notation_swap", where))
-                        if data.get("notation_swap") else ())
+                        if data.get("notation_swap") else (),
+                        float(data.get("aligned_review", 0.8)))
 
 
 def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCriterion:

@@ -95,7 +95,7 @@ _EV_WORDS = re.compile(r"[\u3400-\u9fff]|[A-Za-z]{2,}")
 _EV_LETTER = re.compile(r"\s*(y\s*,\s*)?A(\s*\^?\s*(?:c|C|complement|∁))?\s*(,\s*y)?\s*")
 # Array notation.
 _NP = re.compile(r"\b(?:np|numpy|torch)\.(minimum|maximum|min|max|sum|clip|clamp)\s*\(")
-_POSSESSIVE = re.compile(r"[A-Za-z0-9_)\]]+\s*(?=(?:的|之|嘅)\s*[\u3400-\u9fffA-Za-z]|'s\s)")
+_POSSESSIVE = re.compile(r"(?<![A-Za-z0-9_)\]])[A-Za-z0-9_)\]]+\s*(?=(?:的|之|嘅)\s*[\u3400-\u9fffA-Za-z]|'s\s)")
 _DEFINED = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*|[" + _GREEK + r"])\s*=(?!=)")
 _NOT_BINDABLE = {"min", "max", "sum", "log", "exp", "P", "O", "R"} | {"p", "q", "r"}
 # Single letters that name a distribution, a token or an index (x = y is no definition); others may be bound
@@ -225,6 +225,8 @@ def rewrite(side: str, tight: bool = False) -> str:
     s = re.sub(r"(?<![A-Za-z])abs\s*\(", "Abs(", _ABS.sub(r"Abs(\1)", s), flags=re.IGNORECASE)
     s = re.sub(r"(?<![A-Za-z])min\b", "Min", s, flags=re.IGNORECASE)
     s = re.sub(r"(?<![A-Za-z])max\b", "Max", s, flags=re.IGNORECASE)
+    s = re.sub(r"(?<![A-Za-z])([A-Z])_\+", r"Max(0, \1)", s)         # D⁺ (D_+): a letter's positive part
+    s = re.sub(r"(?<![A-Za-z])([A-Z])_-", r"Max(0, -\1)", s)         # D⁻ (D_-): its negative part
     s = _plus_parts(s)
     s = _close_sums(s, tight)
     if not re.fullmatch(r"[\w\s()+\-*/.,]*", s) or "__" in s or "**" in s or not s.strip():
@@ -447,6 +449,8 @@ _TERM = r"(?:[A-Za-z](?:_\w+)?(?:\s*\([^()]*\))?|\d+(?:\.\d+)?)"
 _OPERAND = r"(" + _TERM + r"(?:\s*[/·*]\s*" + _TERM + r")*)"             # 1 ∧ p(y)/q(y) = min(1, p(y)/q(y))
 _MEET = re.compile(_OPERAND + r"\s*([∧∨])\s*" + _OPERAND)
 # A code comment that goes on with the equation (`acc_path = q * a   # == np.minimum(p, q)`): the same chain.
+# An indicator of a condition, 1(q(x) > p(x)) / 𝟙{…} / I(…): its relation sign is inside it.
+_INDICATOR = re.compile(r"(?<![\w.])(?:1|𝟙|I)\s*(?:_\s*)?[({]((?:[^(){}\n<>≤≥]|\([^()\n]*+\))*+[<>≤≥](?:[^(){}\n]|\([^()\n]*+\))*+)[)}]")
 _COMMENTED_EQUALS = re.compile(r"(?:#|//)\s*(?==)")
 # 「q(x)(1 − a(x))」: a distribution at a point times a bracket, written without a product sign.
 _IMPLICIT_PRODUCT = re.compile(r"(?<![A-Za-z])([pqr](?:_\w{1,6})?\s*\(\s*[a-z](?:_\w+)?\s*\))\s*(?=\()")
@@ -462,6 +466,7 @@ def prepare(sentence: str) -> str:
     """The sentence's math in the front end's spelling: array notation, event probabilities, possessives cut,
     operators said in words."""
     sentence = _COMMENTED_EQUALS.sub(" ", sentence)
+    sentence = _INDICATOR.sub(" W ", sentence)          # 1(q(x) > p(x)): an unknown factor, not a relation sign
     sentence = _P_REJECT.sub(" R ", sentence)            # before the runs: P(A^c) has a ^ the runs do not take
                                                          # ((p − q)^+ is already (p − q)_+: normalise.readable)
     for _ in range(3):                                   # p ∧ q (the smaller), p ∨ q (the larger)
@@ -530,11 +535,28 @@ def extract(sentence: str, bindings: dict | None = None) -> tuple[list[Formula],
                 e = _expr(chunk)
                 if e is not None and _relevant(e):
                     exprs.append(e)
+        anchor = None                         # the chain's last side that parsed with no unknown symbol
         for n, rel in enumerate(relations):
             (left, _, left_tail), (right, right_lead, _) = chunked[n], chunked[n + 1]
             if not left or not right or rel not in "=→⇒" or n in defined or left_tail or right_lead:
+                anchor = None
                 continue                      # prose between a side and the sign: not an equation
             a, b = _expr(left[-1]), _expr(right[0])
+            if len(left) > 1:                 # 「r = max(0, p − q)/Z with Z = Σ …」: another side starts here
+                anchor = None
+            if a is not None and not a.free:
+                anchor = a
+            if rel == "=" and a is not None and a.free and b is not None and not b.free and anchor is not None \
+                    and (_relevant(anchor) or _relevant(b)):
+                # `R = Σ q·(1 − p/q)·𝟙{q > p} = Σ D⁻ + Σ D⁺ = Σ |p − q|`: a chain says its first side equals its
+                # last, across sides with unknown symbols between them (not across a side that does not parse:
+                # that may be where the chain ends, 「= min(p, q)（q(y) = 0 时…」)
+                formulas.append(Formula(f"{anchor.text} = {b.text}", (anchor, b),
+                                        _holds(anchor, b, conditional or len(set(relations) - {"→", "⇒"}) > 1)))
+            if rel != "=" or b is None:
+                anchor = None
+            elif not b.free:
+                anchor = b
             if a is None or b is None or not (_relevant(a) or _relevant(b)):
                 continue
             if rel != "=":                    # an arrow ("gives"): counts when true, never reported false

@@ -52,6 +52,7 @@ def clean(text: str | None) -> str:
     text = _SUBSCRIPTS.sub(lambda m: "_" + m[0], text)
     text = _SUPERSCRIPT_DIGITS.sub(lambda m: "^" + m[0], text)
     text = text.replace("\u207a", "_+")                       # a superscript plus, (p − q)⁺: the positive part
+    text = re.sub(r"(?<=[A-Za-z)\]])\u207b(?![\u00b9\u00b2\u00b3\u2070\u2074-\u2079^])", "_-", text)   # D⁻: the negative part (not x⁻¹)
     text = unicodedata.normalize("NFKC", text)
     text = _LATIN_MARK.sub("", text)                          # p̃, q̂, x̄: the letter (as \tilde p reads as p)
     text = "".join(ch for ch in text if not _invisible(ch) and (ch in "\n\t" or unicodedata.category(ch) != "Cc"))

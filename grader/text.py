@@ -204,7 +204,7 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
     raw = points
     if criterion.prose and (n_clauses < settings.min_sentences or (n_all >= 5 and 3 * n_clauses < n_all)):
         flags.append("keyword_list")             # too few asserting clauses, or a long list with few among them
-    share, certain_copy = 0.0, False
+    share, certain_copy, aligned = 0.0, False, 0.0
     if check_copy and reference and len(compact(reference)) >= settings.copy_min_chars:
         share = copy_share(answer, reference, settings.copy_ngram)
         close, n_sent = paraphrase_share(answer, reference)
@@ -281,6 +281,10 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         reasons.append(f"与评分标准、反馈文字或课程正文重合 {pasted:.0%}")
     if "copy" not in flags and share >= settings.copy_review:
         reasons.append(f"与参考答案部分重合（{share:.0%}）")
+    elif "copy" not in flags and aligned >= settings.aligned_review and share >= settings.copy_review / 2:
+        # in step with the reference and sharing some of its phrases (a proof that only follows the same canonical
+        # steps in its own words shares almost none): maybe reworded sentence by sentence
+        reasons.append(f"与参考答案按顺序对齐的字符占 {aligned:.0%}：可能是逐句改写的参考答案")
     if "keyword_list" in flags and raw > points:
         reasons.append("像关键词罗列：论断没有写成句子")
     if "swapped" in flags and any(ln.id in found for ln in criterion.lines):

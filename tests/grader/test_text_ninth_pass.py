@@ -117,3 +117,55 @@ def test_universal_support_over_architectures_and_vendors(ctx):
     text = "好在 vLLM 已经把这些处理好了，不管什么架构、哪家的显卡都开箱即用。"
     assert [h.id for h in find_vetoes({"Q2": text}, ctx.rubric.vetoes, ctx.rubric.feedback)] == ["veto.universal_support"]
     assert not find_vetoes({"Q2": "并不是哪家的显卡都能开箱即用，要查支持矩阵。"}, ctx.rubric.vetoes, ctx.rubric.feedback)
+
+
+# --- after the blind measure of fresh37 to fresh40 ---------------------------------------------------------------
+
+def test_a_chain_says_its_first_side_equals_its_last_whatever_stands_between():
+    # an indicator's relation sign is inside it; the sides with unknown symbols between do not break the chain
+    text = "P_rej = Σ_x q(x)·(1 − p(x)/q(x))·𝟙{q(x) > p(x)} = Σ_x D⁻(x) + Σ_x D⁺(x) = Σ_x |p(x) − q(x)|"
+    assert ("R = Σ_x |p(x) - q(x)|", False) in _holds(text)
+    assert ("R = Σ_x max(0, p(x) - q(x))", True) in _holds(
+        "P_rej = Σ_x q(x)·𝟙{q(x) > p(x)}·(1 − p(x)/q(x)) = Σ_x D(x) = Σ_x max(0, p(x) − q(x))")
+    # prose between two sides still breaks it
+    assert all(holds is not False for _, holds in _holds("P(reject) = 拒绝的总量 = Σ_x min(p(x), q(x))"))
+
+
+def test_possessive_scan_is_linear_on_a_long_run_of_letters():
+    import time
+    from grader.formulas import prepare
+    start = time.perf_counter()
+    prepare("x" * 20_000)
+    assert time.perf_counter() - start < 2           # was quadratic (several seconds at the answer-length cap)
+
+
+def test_a_reworded_copy_in_step_with_the_reference_is_reviewed(ctx):
+    # a classmate's copy of the reference reworded sentence by sentence (a blind corpus entry): most characters
+    # still aligned with the reference, some of its phrases shared
+    import yaml
+    from pathlib import Path
+    corpus = Path(__file__).resolve().parents[1] / "lesson07" / "text_corpus" / "fresh37.yml"
+    reworded = next(e["answer"] for e in yaml.safe_load(corpus.read_text(encoding="utf-8"))
+                    if e["id"] == "f37-q1-copy-reworded-01")
+    result = grade(ctx, "Q1", reworded)
+    assert result.needs_review and "逐句改写" in result.confidence_reason
+    # a terse canonical proof in its own words follows the same steps but shares no phrases: not flagged as a copy
+    own = ("草稿是 y 且被接受的概率是 q(y)·min(1, p(y)/q(y)) = min(p(y), q(y))。"
+           "总拒绝概率 P(reject) = 1 − Σ_x min(p(x), q(x)) = Σ_x max(0, p(x) − q(x))，正好是残差的分母。"
+           "所以拒绝路径贡献 P(reject)·max(0, p(y) − q(y))/Σ_v max(0, p(v) − q(v)) = max(0, p(y) − q(y))。"
+           "两条路径相加：min(p(y), q(y)) + max(0, p(y) − q(y)) = p(y)。")
+    assert grade(ctx, "Q1", own).confidence == "high"
+
+
+def test_a_banned_token_always_rejected_is_the_mechanism_not_the_consequence(ctx):
+    text = "# 被禁 token: p[x] == 0 -> accept prob min(1, 0 / q[x]) == 0 -> 一定拒绝"
+    assert "consequence" not in _found(grade(ctx, "Q2", text))
+    missing = "如果 p 没加 mask，被禁 token 可能被接受；加了 mask 它就一定被拒绝。"
+    assert "consequence" in _found(grade(ctx, "Q2", missing))
+
+
+def test_a_letters_positive_and_negative_parts():
+    assert readable("D⁻(x) + D⁺(x)") == "D_-(x) + D_+(x)"
+    assert "_-" not in readable("x⁻¹")                 # an inverse, not a negative part
+    text = readable("P_rej = Σ_x q(x)·(1 − p(x)/q(x))·𝟙{q(x) > p(x)} = Σ_x D⁻(x) + Σ_x D⁺(x) = Σ_x |p(x) − q(x)|")
+    assert ("R = Σ_x |p(x) - q(x)|", False) in [(f.text, f.holds) for f in extract(text, {"D": "p - q"})[0]]
