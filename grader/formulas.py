@@ -225,8 +225,8 @@ def rewrite(side: str, tight: bool = False) -> str:
     s = re.sub(r"(?<![A-Za-z])abs\s*\(", "Abs(", _ABS.sub(r"Abs(\1)", s), flags=re.IGNORECASE)
     s = re.sub(r"(?<![A-Za-z])min\b", "Min", s, flags=re.IGNORECASE)
     s = re.sub(r"(?<![A-Za-z])max\b", "Max", s, flags=re.IGNORECASE)
-    s = re.sub(r"(?<![A-Za-z])([A-Z])_\+", r"Max(0, \1)", s)         # D⁺ (D_+): a letter's positive part
-    s = re.sub(r"(?<![A-Za-z])([A-Z])_-", r"Max(0, -\1)", s)         # D⁻ (D_-): its negative part
+    # D⁺ / D⁻ (D_+ / D_-): a letter's positive and negative parts
+    s = re.sub(r"(?<![A-Za-z])([A-Z])_([+-])", lambda m: f"Max(0, {m[2].strip('+')}{m[1]})", s)
     s = _plus_parts(s)
     s = _close_sums(s, tight)
     if not re.fullmatch(r"[\w\s()+\-*/.,]*", s) or "__" in s or "**" in s or not s.strip():
@@ -449,9 +449,9 @@ _TERM = r"(?:[A-Za-z](?:_\w+)?(?:\s*\([^()]*\))?|\d+(?:\.\d+)?)"
 _OPERAND = r"(" + _TERM + r"(?:\s*[/·*]\s*" + _TERM + r")*)"             # 1 ∧ p(y)/q(y) = min(1, p(y)/q(y))
 _MEET = re.compile(_OPERAND + r"\s*([∧∨])\s*" + _OPERAND)
 # A code comment that goes on with the equation (`acc_path = q * a   # == np.minimum(p, q)`): the same chain.
+_COMMENTED_EQUALS = re.compile(r"(?:#|//)\s*(?==)")
 # An indicator of a condition, 1(q(x) > p(x)) / 𝟙{…} / I(…): its relation sign is inside it.
 _INDICATOR = re.compile(r"(?<![\w.])(?:1|𝟙|I)\s*(?:_\s*)?[({]((?:[^(){}\n<>≤≥]|\([^()\n]*+\))*+[<>≤≥](?:[^(){}\n]|\([^()\n]*+\))*+)[)}]")
-_COMMENTED_EQUALS = re.compile(r"(?:#|//)\s*(?==)")
 # 「q(x)(1 − a(x))」: a distribution at a point times a bracket, written without a product sign.
 _IMPLICIT_PRODUCT = re.compile(r"(?<![A-Za-z])([pqr](?:_\w{1,6})?\s*\(\s*[a-z](?:_\w+)?\s*\))\s*(?=\()")
 
@@ -536,6 +536,7 @@ def extract(sentence: str, bindings: dict | None = None) -> tuple[list[Formula],
                 if e is not None and _relevant(e):
                     exprs.append(e)
         anchor = None                         # the chain's last side that parsed with no unknown symbol
+        mixed = conditional or len(set(relations) - {"→", "⇒"}) > 1     # a condition or several relations: unsure
         for n, rel in enumerate(relations):
             (left, _, left_tail), (right, right_lead, _) = chunked[n], chunked[n + 1]
             if not left or not right or rel not in "=→⇒" or n in defined or left_tail or right_lead:
@@ -551,8 +552,7 @@ def extract(sentence: str, bindings: dict | None = None) -> tuple[list[Formula],
                 # `R = Σ q·(1 − p/q)·𝟙{q > p} = Σ D⁻ + Σ D⁺ = Σ |p − q|`: a chain says its first side equals its
                 # last, across sides with unknown symbols between them (not across a side that does not parse:
                 # that may be where the chain ends, 「= min(p, q)（q(y) = 0 时…」)
-                formulas.append(Formula(f"{anchor.text} = {b.text}", (anchor, b),
-                                        _holds(anchor, b, conditional or len(set(relations) - {"→", "⇒"}) > 1)))
+                formulas.append(Formula(f"{anchor.text} = {b.text}", (anchor, b), _holds(anchor, b, mixed)))
             if rel != "=" or b is None:
                 anchor = None
             elif not b.free:
@@ -563,8 +563,7 @@ def extract(sentence: str, bindings: dict | None = None) -> tuple[list[Formula],
                 if same_value(a, b):
                     formulas.append(Formula(f"{a.text} = {b.text}", (a, b), True))
                 continue
-            formulas.append(Formula(f"{a.text} = {b.text}", (a, b),
-                                    _holds(a, b, conditional or len(set(relations) - {"→", "⇒"}) > 1)))
+            formulas.append(Formula(f"{a.text} = {b.text}", (a, b), _holds(a, b, mixed)))
     return formulas, exprs
 
 
