@@ -124,6 +124,7 @@ class TextSettings:
     # for the target, p for the draft): the answer is read with p and q swapped back, and a person checks it
     notation_swap: tuple[re.Pattern, ...] = ()
     aligned_review: float = 0.8                # this aligned share (short of aligned_copy) and half copy_review's share: maybe a reworded copy
+    aligned_alone_review: float = 0.83         # this aligned share (short of aligned_copy), its prose aligned too, whatever the shingles: maybe a reworded copy
 
 
 @dataclass(frozen=True)
@@ -309,7 +310,7 @@ def parse_settings(data: dict, where: str = "text") -> TextSettings:
                         float(data.get("lesson_paste", 0.6)), int(data.get("verified_review", 3)),
                         tuple(_regex(x, f"{where}.notation_swap") for x in _strings(data, "notation_swap", where))
                         if data.get("notation_swap") else (),
-                        float(data.get("aligned_review", 0.8)))
+                        float(data.get("aligned_review", 0.8)), float(data.get("aligned_alone_review", 0.83)))
 
 
 def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCriterion:
@@ -408,12 +409,30 @@ class Analysed:
     asserting: list[bool] = field(default_factory=list)
 
 
+# A sentence that equates the expression the one before it ended on with a new one: 「That equals min(p(y), q(y)).」
+_THAT_EQUALS = re.compile(r"^\s*(?:that|this|which|it|这|这个|它|此|也就是|即)\s*(?:equals|is equal to|=|等于|就等于|就是)\s*(?=\S)",
+                          re.IGNORECASE)
+
+
+def _continued(math: str, before: str, exprs: list) -> str:
+    """`math` with the expression `before` ended on put in front of its opening 「that equals」, when it has one."""
+    m = _THAT_EQUALS.match(math)
+    if not m or not exprs:
+        return math
+    tail = before.rstrip(" \t。.；;，,:：")
+    last = next((e.text for e in exprs if e.text and tail.endswith(e.text)), None)
+    return f"{last} = {math[m.end():]}" if last else math
+
+
 def analyse(sentences: list[Sentence], scope: Scope) -> Analysed:
     fs, es, asserting = [], [], []
     bindings: dict = {}                    # the answer's definitions (`β = Σ min(p, q)`), sentence to sentence
     for s in sentences:
+        math = s.math
+        if es and sentences[len(es) - 1].math:
+            math = _continued(math, sentences[len(es) - 1].math, es[-1])
         try:
-            f, e = fm.extract(s.math, bindings)
+            f, e = fm.extract(math, bindings)
         except Exception:        # unparseable math falls back to the sentence rules, never to a crash
             f, e = [], []
         fs.append(f)

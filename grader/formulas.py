@@ -77,6 +77,28 @@ class _Env:
 # P(reject), P_rej, and P(A^c): the complement of the acceptance event A, in measure-theoretic notation.
 _P_REJECT = re.compile(r"\bP\s*(?:\(\s*(?:reject(?:ion|ed)?|rej|拒绝|被拒|拒|rejected|A\s*\^?\s*(?:c|C|complement|∁))\s*\)|_\s*\(?(?:reject(?:ion)?|rej)\)?)",
                        re.IGNORECASE)
+# The rejection probability named in words inside a formula: 「被拒概率 × r(y)」, 「拒绝的总概率 = 1 − Σ min(p, q)」.
+_P_REJECT_WORDS = re.compile(r"(?:总的|总)?(?:被拒绝?|拒绝)(?:的)?(?:总)?(?:概率|几率|机率)")
+_OPERATOR_BEFORE = re.compile(r"[=·×*/(+−\-]\s*$")
+_OPERATOR_AFTER = re.compile(r"\s*[=·×*/)+−\-]")
+
+
+# 「拒绝的概率是 1 − Σ min(p, q)」: the word, a copula, then a formula (an operator before the clause ends)
+_COPULA_FORMULA = re.compile(r"\s*(?:是|为|等于|就是)\s*(?=[\dΣ∑(pqrR]|min|max)(?=[^\u4e00-\u9fff，。；;,:：]*?[−\-+·×*/Σ∑])")
+
+# (not after an expression: 「max(0, p − q) 被拒的总概率是 …」 run on without punctuation would read as a product)
+_P_REJECT_SAID = re.compile(r"(?<![A-Za-z0-9_)\]]\s)(?<![A-Za-z0-9_)\]])" + _P_REJECT_WORDS.pattern + _COPULA_FORMULA.pattern)
+
+
+def _operand_word(m: re.Match) -> str:
+    """The rejection probability in words as R where it is an operand (「= 被拒概率 × r(y)」) or is said to be a
+    formula (「拒绝的概率是 1 − min(p(y), q(y))」: R = …), not a label before its value (「总拒绝概率 1 − Σ min(p, q)」)."""
+    text = m.string
+    operand = _OPERATOR_BEFORE.search(text[max(0, m.start() - 4):m.start()]) or _OPERATOR_AFTER.match(text, m.end())
+    return " R " if operand else m[0]
+
+
+_NAMED_TWICE = re.compile(r"(?<![A-Za-z])R(?:\s+R(?![A-Za-z]))+")
 _P_OUT = re.compile(r"\bP\s*\(\s*(?:[YX]\s*=\s*)?(?:y|output\s*=\s*y|out\s*=\s*y|输出\s*y|y_out)\s*\)|\bP_out\b")
 _DIST = re.compile(r"(?<![A-Za-z])([pq])(?:_\(?[A-Za-z0-9+\-]{1,6}\)?)?(?:\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\))?(?![A-Za-z(])")
 _RESID = re.compile(r"(?<![A-Za-z])r(?:_\(?[A-Za-z0-9+\-]{1,6}\)?)?(?:\s*\(\s*[a-z](?:_\w+)?\s*\))?(?![A-Za-z(])")
@@ -452,6 +474,16 @@ _MEET = re.compile(_OPERAND + r"\s*([∧∨])\s*" + _OPERAND)
 _COMMENTED_EQUALS = re.compile(r"(?:#|//)\s*(?==)")
 # An indicator of a condition, 1(q(x) > p(x)) / 𝟙{…} / I(…): its relation sign is inside it.
 _INDICATOR = re.compile(r"(?<![\w.])(?:1|𝟙|I)\s*(?:_\s*)?[({]((?:[^(){}\n<>≤≥]|\([^()\n]*+\))*+[<>≤≥](?:[^(){}\n]|\([^()\n]*+\))*+)[)}]")
+# An Iverson bracket [p(x) > q(x)] (not an index: nothing before it names an array): 1 where it holds, else 0,
+# written as max(0, d)/d with d = the difference, which is never 0 on the random trials.
+_IVERSON = re.compile(r"(?<![\w\])])\[\s*([^\[\]<>≤≥\n,;]+?)\s*([<>≤≥])\s*([^\[\]<>≤≥\n,;]+?)\s*\]")
+
+
+def _iverson(m: re.Match) -> str:
+    big, small = (m[1], m[3]) if m[2] in ">≥" else (m[3], m[1])
+    return f"(max(0, ({big}) - ({small}))/(({big}) - ({small})))"
+
+
 # 「q(x)(1 − a(x))」: a distribution at a point times a bracket, written without a product sign.
 _IMPLICIT_PRODUCT = re.compile(r"(?<![A-Za-z])([pqr](?:_\w{1,6})?\s*\(\s*[a-z](?:_\w+)?\s*\))\s*(?=\()")
 
@@ -466,8 +498,11 @@ def prepare(sentence: str) -> str:
     """The sentence's math in the front end's spelling: array notation, event probabilities, possessives cut,
     operators said in words."""
     sentence = _COMMENTED_EQUALS.sub(" ", sentence)
+    sentence = _IVERSON.sub(_iverson, sentence)        # [p(x) > q(x)]: the indicator, as a value
     sentence = _INDICATOR.sub(" W ", sentence)          # 1(q(x) > p(x)): an unknown factor, not a relation sign
-    sentence = _P_REJECT.sub(" R ", sentence)            # before the runs: P(A^c) has a ^ the runs do not take
+    sentence = _P_REJECT_SAID.sub(" R = ", sentence)
+    sentence = _P_REJECT.sub(" R ", _P_REJECT_WORDS.sub(_operand_word, sentence))   # before the runs: P(A^c) has a ^
+    sentence = _NAMED_TWICE.sub("R", sentence)           # 「被拒的总概率 P_rej = …」: the word, then its symbol
                                                          # ((p − q)^+ is already (p − q)_+: normalise.readable)
     for _ in range(3):                                   # p ∧ q (the smaller), p ∨ q (the larger)
         sentence = _MEET.sub(lambda m: f"{'min' if m[2] == '∧' else 'max'}({m[1]}, {m[3]})", sentence)

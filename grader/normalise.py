@@ -68,7 +68,8 @@ _LATEX_SYMBOLS = {
     "dots": "...", "ldots": "...", "cdots": "...", "quad": " ", "qquad": " ", "lt": "<", "gt": ">", "sim": "~",
     "propto": "∝", "forall": "∀", "neg": "¬", "lbrace": "(", "rbrace": ")", "langle": "(", "rangle": ")",
     "leftrightarrow": "↔", "Leftrightarrow": "⇔", "longrightarrow": "→", "Longrightarrow": "⇒", "mapsto": "→",
-    "iff": "⇔", "blacksquare": " ", "square": " ", "qed": " ", "Box": " ",
+    "iff": "⇔", "blacksquare": " ", "square": " ", "qed": " ", "Box": " ", "wedge": "∧", "land": "∧", "vee": "∨",
+    "lor": "∨",
 }
 _SIZING = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)[lr]?(?![a-zA-Z])\s*(\\[{}|.]|[()\[\]|.])?")
 _FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")

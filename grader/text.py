@@ -100,6 +100,24 @@ def aligned_share(answer: str, reference: str, block: int = 3) -> float:
     return sum(m.size for m in matcher.get_matching_blocks() if m.size >= block) / len(a)
 
 
+# A copy with every phrase swapped for a synonym still follows the reference's sentence frames: more than half of
+# its prose tokens align, in order, with the reference's (the blind corpora's such copies: 0.59-0.61). A proof in
+# its own words that takes the same canonical steps aligns in its formulas, not in its prose (about 0.4).
+_PROSE_ALIGNED = 0.55
+
+
+def prose_aligned_share(answer: str, reference: str, block: int = 3) -> float:
+    """Share of the answer's prose tokens (Chinese characters, English words: grader/normalise.prose_tokens) that
+    align, in order, with the reference's in runs of at least `block` tokens; the formulas left out."""
+    import difflib
+
+    a, b = prose_tokens(answer), prose_tokens(reference)
+    if not a or not b:
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return sum(m.size for m in matcher.get_matching_blocks() if m.size >= block) / len(a)
+
+
 def _feedback_markers(feedback: dict) -> list[str]:
     """The literal openings of the feedback templates (「缺少：」 of 「缺少：{labels}。」): self-check output pasted back."""
     out = []
@@ -163,13 +181,18 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
     found: dict[str, tuple[int, str]] = {}          # id -> (sentence index, via)
     hedged = frozenset(s.index for s in sentences if settings.hedges is not None and settings.hedges.search(s.low))
     weak: set[str] = set()                          # claims found only in hedged sentences
+    # worked examples (numbers): a claim found there is looked for in the general argument as well
+    examples = frozenset(s.index for s in sentences if settings.instance is not None and settings.instance.search(s.low))
     for claim in criterion.claims:
         hit = rule_sentence(claim.rules, a, scope, prose=criterion.prose) if claim.rules else None
         if hit in hedged:
             firm = rule_sentence(claim.rules, a, scope, prose=criterion.prose, skip=hedged)
             hit = firm if firm is not None else hit
+        if hit in examples:
+            general = rule_sentence(claim.rules, a, scope, prose=criterion.prose, skip=hedged | examples)
+            hit = general if general is not None else hit
         via = formula_sentence(claim.formulas, a, True) if claim.formulas else None
-        if hit is not None and (hit not in hedged or via is None):
+        if hit is not None and (hit not in hedged or via is None) and not (hit in examples and via is not None and via[0] not in examples):
             found[claim.id] = (hit, "sentence")
             if hit in hedged:
                 weak.add(claim.id)
@@ -261,9 +284,11 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
             turned = sorted(c for c in required if _turns(settings.contrast, sentences[found[c][0]].low))
             if turned:
                 reasons.append("满分，但有的论断所在的句子有转折，可能在同一句里被推翻：" + "、".join(turned))
+        # the claims of one `any` group are alternatives of one requirement: in one sentence they count once
+        slot = {c: group for level in criterion.levels for group in level.any for c in group}
         per_sentence: dict[int, int] = {}
-        for c in required:
-            per_sentence[found[c][0]] = per_sentence.get(found[c][0], 0) + 1
+        for i in {found[c][0] for c in required}:
+            per_sentence[i] = len({slot.get(c, c) for c in required if found[c][0] == i})
         verified = {i for i, fs in enumerate(a.formulas) if any(f.holds for f in fs)}
         packed = [i for i, n in per_sentence.items() if n >= 3 and i not in verified]   # no true identity backs it
         if packed or (len(per_sentence) == 1 and len(required) >= 2):
@@ -281,9 +306,12 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         reasons.append(f"与评分标准、反馈文字或课程正文重合 {pasted:.0%}")
     if "copy" not in flags and share >= settings.copy_review:
         reasons.append(f"与参考答案部分重合（{share:.0%}）")
-    elif "copy" not in flags and aligned >= settings.aligned_review and share >= settings.copy_review / 2:
+    elif "copy" not in flags and aligned >= settings.aligned_review and (
+            share >= settings.copy_review / 2
+            or aligned >= settings.aligned_alone_review and prose_aligned_share(answer, reference) >= _PROSE_ALIGNED):
         # in step with the reference and sharing some of its phrases (a proof that only follows the same canonical
-        # steps in its own words shares almost none): maybe reworded sentence by sentence
+        # steps in its own words shares almost none), or in step so closely, its prose too, that synonyms for every
+        # phrase cannot hide it: maybe reworded sentence by sentence
         reasons.append(f"与参考答案按顺序对齐的字符占 {aligned:.0%}：可能是逐句改写的参考答案")
     if "keyword_list" in flags and raw > points:
         reasons.append("像关键词罗列：论断没有写成句子")
