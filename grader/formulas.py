@@ -91,8 +91,8 @@ _P_REJECT_SAID = re.compile(r"(?<![A-Za-z0-9_)\]]\s)(?<![A-Za-z0-9_)\]])" + _P_R
 
 
 def _operand_word(m: re.Match) -> str:
-    """The rejection probability in words as R where it is an operand (「= 被拒概率 × r(y)」) or is said to be a
-    formula (「拒绝的概率是 1 − min(p(y), q(y))」: R = …), not a label before its value (「总拒绝概率 1 − Σ min(p, q)」)."""
+    """The rejection probability in words as R where it is an operand (「= 被拒概率 × r(y)」), not a label before its
+    value (「总拒绝概率 1 − Σ min(p, q)」). (Said to be a formula, 「拒绝的概率是 1 − …」, it is `_P_REJECT_SAID`'s.)"""
     text = m.string
     operand = _OPERATOR_BEFORE.search(text[max(0, m.start() - 4):m.start()]) or _OPERATOR_AFTER.match(text, m.end())
     return " R " if operand else m[0]

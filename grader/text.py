@@ -91,9 +91,13 @@ _ALIGNED_MIN_PROSE = 40
 def aligned_share(answer: str, reference: str, block: int = 3) -> float:
     """Share of the answer's characters (`compact`) that align, in order, with the reference in runs of at
     least `block` characters: a copy reworded with synonyms keeps its order and most of its characters."""
+    return _aligned_fraction(compact(answer), compact(reference), block)
+
+
+def _aligned_fraction(a, b, block: int) -> float:
+    """Share of sequence `a` in matching runs of at least `block` items with `b`, in order."""
     import difflib
 
-    a, b = compact(answer), compact(reference)
     if not a or not b:
         return 0.0
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
@@ -109,13 +113,7 @@ _PROSE_ALIGNED = 0.55
 def prose_aligned_share(answer: str, reference: str, block: int = 3) -> float:
     """Share of the answer's prose tokens (Chinese characters, English words: grader/normalise.prose_tokens) that
     align, in order, with the reference's in runs of at least `block` tokens; the formulas left out."""
-    import difflib
-
-    a, b = prose_tokens(answer), prose_tokens(reference)
-    if not a or not b:
-        return 0.0
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    return sum(m.size for m in matcher.get_matching_blocks() if m.size >= block) / len(a)
+    return _aligned_fraction(prose_tokens(answer), prose_tokens(reference), block)
 
 
 def _feedback_markers(feedback: dict) -> list[str]:
@@ -276,10 +274,9 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         required = [c for c in _required(criterion, found, n_chars) if found.get(c, (0, ""))[1] == "sentence"]
         # a full score resting on a worked example (numbers, not the general case) or on a sentence that turns
         # (但, however: the claim may be taken back in the same sentence) is a person's call
-        if settings.instance is not None:
-            shown = sorted(c for c in required if settings.instance.search(sentences[found[c][0]].low))
-            if shown:
-                reasons.append("满分，但有的论断只在数值例子里出现（例子不是一般情形的论证）：" + "、".join(shown))
+        shown = sorted(c for c in required if found[c][0] in examples)
+        if shown:
+            reasons.append("满分，但有的论断只在数值例子里出现（例子不是一般情形的论证）：" + "、".join(shown))
         if settings.contrast is not None:
             turned = sorted(c for c in required if _turns(settings.contrast, sentences[found[c][0]].low))
             if turned:

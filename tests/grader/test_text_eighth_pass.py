@@ -5,15 +5,10 @@ arrows; markdown tables; phone-typed math (乘, min(p q)); the greedy rule state
 GPU (「什么显卡都能」), negated with 不代表/不等于, or a paper's figure made the production norm; and the names of
 a pseudo-code argument that are its own code, not a recital."""
 from grader.codemap import attach, attached_lines
-from grader.formulas import extract
 from grader.normalise import readable
 from grader.sentences import split_sentences
 from grader.vetoes import find_vetoes, identifiers, prose_names, veto_doubts
-from textgrade import grade
-
-
-def _holds(text, bindings=None):
-    return [(f.text, f.holds) for f in extract(readable(text), bindings)[0]]
+from textgrade import grade, holds as _holds
 
 
 def test_an_absolute_value_is_evaluated():

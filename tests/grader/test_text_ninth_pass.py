@@ -10,19 +10,7 @@ from grader.claims import TextRubricError, parse_criterion
 from grader.formulas import extract
 from grader.normalise import readable
 from grader.vetoes import find_vetoes
-from textgrade import grade
-
-
-def _holds(text):
-    return [(f.text, f.holds) for f in extract(readable(text), {})[0]]
-
-
-def _found(result):
-    return sorted(c["id"] for c in result.evidence["claims"] if c["found"])
-
-
-def _misconceptions(result):
-    return [m["id"] for m in result.evidence["misconceptions"]]
+from textgrade import grade, holds as _holds, found as _found, misconceptions as _misconceptions
 
 
 def test_the_acceptance_event_written_as_a_letter():

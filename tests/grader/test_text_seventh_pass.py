@@ -7,15 +7,10 @@ numbers, measure and lattice notation, code lines outside a fence, one false ste
 draft-side mismatch with a faithful q, a marker's verdict pasted back, and a multiple sign before a word; then,
 after fresh21 to fresh24: dialect and Taiwanese words, accents, a declared exchange of the letters p and q, a
 rule a quotation reduces to, "no such problem" as a negation, and a bare predicate in a list of nouns."""
-from grader.formulas import extract
 from grader.normalise import plain, readable, simplified
 from grader.sentences import split_sentences
 from grader.vetoes import find_vetoes
-from textgrade import grade
-
-
-def _holds(text, bindings=None):
-    return [(f.text, f.holds) for f in extract(readable(text), bindings)[0]]
+from textgrade import grade, holds as _holds
 
 
 def test_written_cantonese_reads_as_mandarin():

@@ -4,22 +4,9 @@ a close draft by 「不会带来偏差」 or by a high acceptance rate); the rej
 Iverson brackets and \\wedge in formulas; the rejection probability named in words inside a formula; a sentence
 that goes on from the expression the one before it ended on (「That equals …」); claims in new wordings; and a
 reworded copy that swaps every phrase of the reference for a synonym."""
-from grader.formulas import extract
 from grader.normalise import readable
 from grader.vetoes import find_vetoes, veto_doubts
-from textgrade import grade
-
-
-def _holds(text):
-    return [(f.text, f.holds) for f in extract(readable(text), {})[0]]
-
-
-def _found(result):
-    return sorted(c["id"] for c in result.evidence["claims"] if c["found"])
-
-
-def _misconceptions(result):
-    return [m["id"] for m in result.evidence["misconceptions"]]
+from textgrade import grade, holds as _holds, found as _found, misconceptions as _misconceptions
 
 
 def _vetoes(ctx, question, text):

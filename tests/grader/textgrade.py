@@ -1,8 +1,26 @@
 """One free-text answer graded as the grader grades it: the lesson's rubric criterion, its reference answer
-(for the copy check) and its feedback texts. Shared by the text-scoring tests."""
+(for the copy check) and its feedback texts; and what a result or a formula reading shows. Shared by the
+text-scoring tests."""
+from grader.formulas import extract
+from grader.normalise import readable
 from grader.text import score_answer
 
 
 def grade(ctx, criterion_id, answer, check_copy=True):
     c = ctx.rubric.criterion(criterion_id)
     return score_answer(answer, c, ctx.references.get(c.answer), None, ctx.rubric.feedback, check_copy=check_copy)
+
+
+def holds(text, bindings=None):
+    """(formula, holds) for each equation the front end reads in `text`."""
+    return [(f.text, f.holds) for f in extract(readable(text), bindings)[0]]
+
+
+def found(result):
+    """The ids of the claims a result found, sorted."""
+    return sorted(c["id"] for c in result.evidence["claims"] if c["found"])
+
+
+def misconceptions(result):
+    """The ids of the misconceptions a result found, in order."""
+    return [m["id"] for m in result.evidence["misconceptions"]]
