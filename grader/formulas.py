@@ -13,8 +13,9 @@ parsing, a side is rewritten into a small, whitelisted language:
 - `|expr|` and `abs(expr)` -> `Abs(expr)` (a bar left after the distributions are read is an absolute value;
   the conditioning bar of `p(x | c)` has gone with its parentheses).
 
-- array notation: `np.minimum` / `np.maximum` / `torch.clamp(x, min=0)` -> `min` / `max`, `x.sum()` /
-  `np.sum(x)` -> `Σ x`, `==` -> `=`; Greek letters are single letters;
+- array notation: `np.minimum` / `np.maximum` (or bare `minimum` / `maximum`) / `torch.clamp(x, min=0)` -> `min` /
+  `max`, `x.sum()` / `np.sum(x)` -> `Σ x`, `==` -> `=`, one element `p[y]` -> `p` (the identity elementwise); Greek
+  letters are single letters;
 - event probabilities written in words: `P(接受且输出 y)` / `P(accept, y)` -> `A` (= min(p, q)),
   `P(拒绝且输出 y)` / `P(reject and y)` -> `J` (= P(reject)·r), `P(接受)` -> `C` (= Σ min(p, q));
 - definitions: `name = expr` (a word, a snake_case name or a Greek letter on its own left of `=`) binds
@@ -116,7 +117,8 @@ _EV_WORDS = re.compile(r"[\u3400-\u9fff]|[A-Za-z]{2,}")
 # the acceptance event written as the letter A (measure notation), its complement A^c (Aᶜ reads Ac after NFKC)
 _EV_LETTER = re.compile(r"\s*(y\s*,\s*)?A(\s*\^?\s*(?:c|C|complement|∁))?\s*(,\s*y)?\s*")
 # Array notation.
-_NP = re.compile(r"\b(?:np|numpy|torch)\.(minimum|maximum|min|max|sum|clip|clamp)\s*\(")
+# (minimum / maximum also bare, as after `from numpy import minimum`)
+_NP = re.compile(r"\b(?:np|numpy|torch)\.(minimum|maximum|min|max|sum|clip|clamp)\s*\(|(?<![\w.])(minimum|maximum)\s*\(")
 _POSSESSIVE = re.compile(r"(?<![A-Za-z0-9_)\]])[A-Za-z0-9_)\]]+\s*(?=(?:的|之|嘅)\s*[\u3400-\u9fffA-Za-z]|'s\s)")
 _DEFINED = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*|[" + _GREEK + r"])\s*=(?!=)")
 _NOT_BINDABLE = {"min", "max", "sum", "log", "exp", "P", "O", "R"} | {"p", "q", "r"}
@@ -225,13 +227,18 @@ _C_MINMAX = re.compile(r"\bf(min|max)[fl]?\s*\(")
 _C_FLOAT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\.?f\b")
 
 
+# One element of an array, indexed by a single letter (p[y], minimum(p, q)[y]): the same identity elementwise.
+_ELEMENT = re.compile(r"(?<=[A-Za-z0-9_)])\[\s*[a-z]\s*\]")
+
+
 def array_notation(text: str) -> str:
     """numpy / torch spellings as plain math: np.minimum -> min, x.sum() -> Σ(x), == -> =."""
     text = _NP.sub(lambda m: {"minimum": "min(", "maximum": "max(", "sum": "Σ(", "clip": "clip(",
-                              "clamp": "clip("}.get(m[1], m[1] + "("), text)
+                              "clamp": "clip("}.get(m[1] or m[2], (m[1] or m[2]) + "("), text)
     text = re.sub(r"\bclip\(([^()]*(?:\([^()]*\)[^()]*)*?),\s*(?:min\s*=\s*)?0(?:\.0)?\s*(?:,\s*(?:max\s*=\s*)?None)?\)",
                   r"max(0, \1)", text)
     text = _postfix_sums(text)
+    text = _ELEMENT.sub("", text)                               # acc[y] = q[y] * …: elementwise, as acc = q * …
     text = _C_MINMAX.sub(lambda m: m[1] + "(", text)           # C's fminf / fmaxf / fmin / fmax
     text = _C_FLOAT.sub(r"\1", text)                            # 1.f, 0.0f: float literals
     return text.replace("==", "=")

@@ -7,15 +7,18 @@ marks, BOM: Unicode category Cf, plus the variation selectors), one kind of dash
 space. `plain` is what the rules match: `clean`, then markdown markup and LaTeX markup turned into
 plain text and plain math (`\\min\\{a, b\\}` -> `min(a, b)`, `\\frac{a}{b}` -> `(a)/(b)`, `\\cdot` -> `·`,
 `\\sum_v` -> `Σ_v`, `\\left(` -> `(`), Traditional Chinese as Simplified (`simplified`), lower case,
-single spaces with line breaks kept.
+single spaces with line breaks kept, and `spelled_out`: the field's chat jargon (drf, tgt) spelled out and the
+rhetorical questions that assert (还不是因为…, 哪回不是…) read as the assertions they are.
 
 `simplified` converts Traditional to Simplified Chinese with zhconv (a real, phrase-aware conversion)
-when it is installed, else with a compact character table of the characters this course's answers
+when it is installed and the text has a Traditional character (its phrase table also rewrites some Simplified
+text: 什么正好 -> 什幺正好), else with a compact character table of the characters this course's answers
 use (`_HANT_FALLBACK`, pairs of traditional, simplified), and written Cantonese (係, 嘅, 唔, 冇, 咗 …) as
 Mandarin.
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -231,13 +234,25 @@ _CANTONESE = [(re.compile(a), b) for a, b in (
     ("[机几]率", "概率"), ("取样", "采样"), ("演算法", "算法"))]
 
 
+@functools.lru_cache(maxsize=8192)
+def _traditional(ch: str) -> bool:
+    """A character that zhconv writes differently in Simplified Chinese."""
+    return _zhconv.convert(ch, "zh-cn") != ch
+
+
 def simplified(text: str, use_library: bool = True) -> str:
     """Traditional Chinese as Simplified (zhconv when available, else the fallback table), written Cantonese
     and dialect words as Mandarin (`_CANTONESE`); other text unchanged."""
     if not text or not _CJK.search(text):
         return text
     text = _CANTONESE_IS.sub("是", text)
-    text = _zhconv.convert(text, "zh-cn") if use_library and _zhconv is not None else text.translate(_HANT)
+    if use_library and _zhconv is not None:
+        # only text with a Traditional character: zhconv's phrase table also rewrites Simplified text
+        # (「凭什么正好」 -> 「凭什幺正好」, after 幺正, "unitary")
+        if any(_traditional(ch) for ch in set(_CJK.findall(text))):
+            text = _zhconv.convert(text, "zh-cn")
+    else:
+        text = text.translate(_HANT)
     for pattern, mandarin in _CANTONESE:
         text = pattern.sub(mandarin, text)
     return text
@@ -328,9 +343,24 @@ def readable(text: str | None) -> str:
     return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 
 
+# Chat jargon of the field, spelled out: 「drf 越贴近 tgt」 = 「draft 越贴近 target」.
+_JARGON = [(re.compile(a), b) for a, b in ((r"\btgt\b", "target"), (r"\bdrf\b", "draft"))]
+# Rhetorical questions that assert: 「还不是因为 q 和 p 差不多」 = 「就是因为…」, 「上了线哪回不是稳稳拿到」 = 「每回都是…」.
+_RHETORICAL = [(re.compile(a), b) for a, b in (
+    (r"还不是(因为|由于|靠)", r"就是\1"), (r"哪\s*(回|次|一次|天)\s*不是", r"每\1都是"), (r"何尝不是", "也是"))]
+
+
+def spelled_out(low: str) -> str:
+    """Lower-case Simplified text with the field's chat jargon spelled out and the rhetorical questions that
+    assert read as assertions: what sentence rules and vetoes match."""
+    for pattern, spelled in _JARGON + _RHETORICAL:
+        low = pattern.sub(spelled, low)
+    return low
+
+
 def plain(text: str | None) -> str:
-    """What the rules match: `readable`, lower case, single spaces (line breaks kept)."""
-    text = simplified(readable(text)).lower()
+    """What the rules match: `readable`, lower case, single spaces (line breaks kept), `spelled_out`."""
+    text = spelled_out(simplified(readable(text)).lower())
     # Every whitespace run becomes one character (a newline if it had one): keeps sentence breaks and
     # stops stacked `\s*` in rubric patterns from backtracking over long runs.
     return _WHITESPACE.sub(lambda m: "\n" if "\n" in m[0] else " ", text).strip()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from .claims import TextCriterion, TextRubricError, TextSettings, parse_criterion, parse_settings
+from .claims import TextCriterion, TextRubricError, TextSettings, expand, parse_criterion, parse_settings
 
 from .paths import ROOT, lesson_files
 
@@ -193,11 +193,16 @@ class _Reader:
             self.fail(key, "expected a list of non-empty strings")
         return tuple(items)
 
-    def patterns(self, key: str) -> tuple[re.Pattern, ...]:
+    def patterns(self, key: str, concepts: dict | None = None) -> tuple[re.Pattern, ...]:
+        """The list at `key` compiled; with `concepts`, `@name` stands for that concept of `text.concepts`."""
         compiled = []
         for n, text in enumerate(self.strings(key)):
             try:
+                if concepts is not None:
+                    text = expand(text, concepts, self.key(f"{key}[{n}]"))
                 compiled.append(re.compile(text, re.IGNORECASE))
+            except TextRubricError as exc:
+                self.fail(f"{key}[{n}]", str(exc))
             except re.error as exc:
                 self.fail(f"{key}[{n}]", f"bad regular expression {text!r}: {exc}")
         return tuple(compiled)
@@ -237,7 +242,8 @@ def parse_rubric(data, path: Path) -> Rubric:
         text=text_settings,
         feedback=dict(feedback),
         criteria=criteria,
-        vetoes=tuple(_veto(item, path, f"vetoes[{n}]") for n, item in enumerate(top.get("vetoes", list))),
+        vetoes=tuple(_veto(item, path, f"vetoes[{n}]", text_settings.concepts)
+                     for n, item in enumerate(top.get("vetoes", list))),
     )
     _check_totals(rubric, top)
     return rubric
@@ -305,13 +311,16 @@ def _criterion(data, path: Path, where: str, default_exercise: str, text_setting
     return Criterion(**common, answer=r.get("answer", str), prose=r.get("prose", bool, True), text=text)
 
 
-def _veto(data, path: Path, where: str) -> Veto:
+def _veto(data, path: Path, where: str, concepts: dict | None = None) -> Veto:
+    """A veto; `@name` in its patterns stands for a concept of `text.concepts`, as in evidence patterns."""
     r = _Reader(data, path, where)
     scope = r.get("scope", str)
+    c = concepts or {}
     veto = Veto(id=r.get("id", str), title=r.get("title", str), message=r.get("message", str), scope=scope,
-                all=r.patterns("all"), any=r.patterns("any"), none=r.patterns("none"),
+                all=r.patterns("all", c), any=r.patterns("any", c), none=r.patterns("none", c),
                 min_identifiers=r.get("min_identifiers", int, 3),
-                answers=tuple(str(a) for a in r.get("answers", list, [])), doubt=r.patterns("doubt"), doubt_none=r.patterns("doubt_none"))
+                answers=tuple(str(a) for a in r.get("answers", list, [])), doubt=r.patterns("doubt", c),
+                doubt_none=r.patterns("doubt_none", c))
     if scope not in ("sentence", "identifiers"):
         r.fail("scope", f"expected 'sentence' or 'identifiers', got {scope!r}")
     if scope == "sentence" and not (veto.all or veto.any):

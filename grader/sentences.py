@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .normalise import readable, simplified
+from .normalise import readable, simplified, spelled_out
 
 # A line break ends a sentence unless the line ends with a clause mark (a sentence wrapped after a comma),
 # nor one inside English wrapped mid-sentence (a lower-case word, then a line going on in lower case); a line
@@ -104,7 +104,7 @@ def split_sentences(text: str, scope: Scope) -> list[Sentence]:
         if not re.search(r"\w", stripped):
             continue
         simple = simplified(stripped)
-        low = simple.lower()
+        low = spelled_out(simple.lower())
         clauses = tuple(_clauses(low))
         question = ((low.rstrip().endswith(("?", "？")) and not _TAG_QUESTION.search(low))
                     or any(scope.question.search(low[a:b]) for a, b in clauses))

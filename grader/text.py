@@ -303,8 +303,8 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         reasons.append(f"与评分标准、反馈文字或课程正文重合 {pasted:.0%}")
     if "copy" not in flags and share >= settings.copy_review:
         reasons.append(f"与参考答案部分重合（{share:.0%}）")
-    elif "copy" not in flags and aligned >= settings.aligned_review and (
-            share >= settings.copy_review / 2
+    elif "copy" not in flags and (
+            aligned >= settings.aligned_review and share >= settings.copy_review / 2
             or aligned >= settings.aligned_alone_review and prose_aligned_share(answer, reference) >= _PROSE_ALIGNED):
         # in step with the reference and sharing some of its phrases (a proof that only follows the same canonical
         # steps in its own words shares almost none), or in step so closely, its prose too, that synonyms for every

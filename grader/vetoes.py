@@ -10,7 +10,9 @@ review flag with its sentence (`veto_doubts`), never as a veto (`find_vetoes`).
 least one `any` pattern (when given) must match, and no `none` pattern (the qualifiers and
 negations) may. A sentence that opens with a conclusion (所以, 因此, therefore, thus …) continues the
 argument of the sentences before it: it is read together with up to two of them ("因为 q 和 p 几乎一样
-…。所以输出分布等于 p。"). A hit is only a doubt when the sentence is hedged (我觉得, 可能, maybe …),
+…。所以输出分布等于 p。"), and a sentence that points back at a figure (这个数, that number) is read with the one
+before it (「论文里报的是提升百分之两百。上线以后也就是这个数。」). Patterns may name a concept of `text.concepts`
+(`@close`, `@high_acceptance`), as evidence patterns do. A hit is only a doubt when the sentence is hedged (我觉得, 可能, maybe …),
 sits in quotation marks, or when the matched span turns on a contrast (但, but, however …): "速度慢一点，
 但拒绝采样会纠正，所以输出是正确的" does not make correctness depend on speed.
 
@@ -56,6 +58,9 @@ _LATEX_WORDS = {"prod", "sum", "min", "max", "frac", "log", "exp", "cdot", "text
 _SENTENCE_END = re.compile(r"(?<=[。！？?；;])|(?<=!)(?!=)|" + LINE_BREAK + r"|(?<=[a-z)\d])" + ABBREVIATION + r"\.(?=\s|$)")
 # A sentence that draws the conclusion of the ones before it.
 _CONCLUSION = re.compile(r"^\s*(所以|因此|因而|于是|故而|从而|由此|可见|therefore|thus|hence|so\b|consequently)", re.IGNORECASE)
+# A sentence about a figure the sentence before it gave: 「论文里报的是提升百分之两百。上线以后也就是这个数。」
+_REFERS_BACK = re.compile(r"(这个|那个|同样的|一样的)\s*(数|数字|数儿|倍数|水平|比例|速度|幅度)|这么多|那么多|"
+                          r"\b(that|this|the same)\s+(number|figure|factor|speed-?up|multiple)\b", re.IGNORECASE)
 _HEDGE = re.compile(r"我觉得|我猜|我认为|大概|也许|或许|可能|好像|似乎|应该是|不太确定|不确定|\bi think\b|\bi guess\b|\bmaybe\b|"
                     r"\bperhaps\b|\bprobably\b|\bmight\b|\bnot sure\b", re.IGNORECASE)
 _CONTRAST = re.compile(r"但|不过|然而|可是|却|\bbut\b|\bhowever\b|\byet\b|\balthough\b", re.IGNORECASE)
@@ -82,12 +87,15 @@ def sentences(text: str) -> list[str]:
 
 
 def _windows(sents: list[str]) -> list[tuple[str, str]]:
-    """(text to match, sentence to quote): each sentence, and a concluding sentence with up to two before it."""
+    """(text to match, sentence to quote): each sentence, a concluding sentence with up to two before it, and a
+    sentence that points back at a figure with the one before it."""
     out = []
     for i, s in enumerate(sents):
         out.append((s, s))
         if i and _CONCLUSION.match(plain(s)):
             out.append((" ".join(sents[max(0, i - 2):i + 1]), " ".join(sents[max(0, i - 2):i + 1])))
+        elif i and _REFERS_BACK.search(plain(s)):
+            out.append((" ".join(sents[i - 1:i + 1]), " ".join(sents[i - 1:i + 1])))
     return out
 
 
