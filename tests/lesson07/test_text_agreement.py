@@ -21,7 +21,8 @@ vetoes) and fresh47.yml (35.6%: a red-team set, 14 of its 90 answers should veto
 dangerous errors after tuning, fresh20.yml (one dangerous error left: its copy-reworded answer is the reference
 translated into English, which the copy checks, comparing Chinese and English tokens, cannot see) and fresh49.yml (one
 left: its code-map copy-reworded answer, 85% of its characters aligned with the reference and 15% of its shingles
-shared, just short of both review thresholds, scores 1 of 1).
+shared, just short of both review thresholds, scores 1 of 1). fresh51.yml came in last and was measured blind on the
+final engine only, not tuned on: it is held to its first-sight numbers (87.8% exact, one missed veto).
 """
 import sys
 from pathlib import Path
@@ -46,7 +47,8 @@ CORPORA = (
 RATCHET = {"fresh14.yml": (0.933, 0.367, 0), "fresh20.yml": (0.955, 0.312, 1), "fresh22.yml": (0.933, 0.356, 0),
            "fresh27.yml": (0.922, 0.378, 0), "fresh28.yml": (0.9, 0.367, 0), "fresh36.yml": (0.977, 0.345, 0),
            "fresh38.yml": (0.955, 0.345, 0), "fresh39.yml": (0.888, 0.378, 0), "fresh46.yml": (0.944, 0.345, 0),
-           "fresh47.yml": (0.911, 0.356, 0), "fresh49.yml": (0.933, 0.234, 1)}
+           "fresh47.yml": (0.911, 0.356, 0), "fresh49.yml": (0.933, 0.234, 1),
+           "fresh51.yml": (0.877, 0.312, 1)}
 
 
 @pytest.fixture(scope="module", params=CORPORA)
