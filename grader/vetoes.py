@@ -92,10 +92,11 @@ def _windows(sents: list[str]) -> list[tuple[str, str]]:
     out = []
     for i, s in enumerate(sents):
         out.append((s, s))
-        if i and _CONCLUSION.match(plain(s)):
-            out.append((" ".join(sents[max(0, i - 2):i + 1]), " ".join(sents[max(0, i - 2):i + 1])))
-        elif i and _REFERS_BACK.search(plain(s)):
-            out.append((" ".join(sents[i - 1:i + 1]), " ".join(sents[i - 1:i + 1])))
+        low = plain(s) if i else ""
+        start = max(0, i - 2) if _CONCLUSION.match(low) else i - 1 if _REFERS_BACK.search(low) else None
+        if i and start is not None:
+            joined = " ".join(sents[start:i + 1])
+            out.append((joined, joined))
     return out
 
 

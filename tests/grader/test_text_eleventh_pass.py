@@ -5,16 +5,7 @@ acceptance rate or a close draft said to make the output right), two words read 
 每一个模型」, check in checkpoint), zhconv rewriting Simplified text, chat jargon (drf, tgt), and misconceptions in new
 wordings (「截不截断，输出都一样对」, 「接受了也不会让输出偏离」, 「一致其实只是性能问题」, argmaxes compared with 是不是)."""
 from grader.normalise import plain, simplified
-from grader.vetoes import find_vetoes, veto_doubts
-from textgrade import grade, misconceptions as _misconceptions
-
-
-def _vetoes(ctx, question, text):
-    return [h.id for h in find_vetoes({question: text}, ctx.rubric.vetoes, ctx.rubric.feedback)]
-
-
-def _doubts(ctx, question, text):
-    return [h.id for h in veto_doubts({question: text}, ctx.rubric.vetoes, ctx.rubric.feedback)]
+from textgrade import grade, misconceptions as _misconceptions, vetoes as _vetoes, doubts as _doubts
 
 
 def test_simplified_text_is_left_as_written_and_traditional_text_converted():

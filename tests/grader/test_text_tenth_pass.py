@@ -5,16 +5,7 @@ Iverson brackets and \\wedge in formulas; the rejection probability named in wor
 that goes on from the expression the one before it ended on (「That equals …」); claims in new wordings; and a
 reworded copy that swaps every phrase of the reference for a synonym."""
 from grader.normalise import readable
-from grader.vetoes import find_vetoes, veto_doubts
-from textgrade import grade, holds as _holds, found as _found, misconceptions as _misconceptions
-
-
-def _vetoes(ctx, question, text):
-    return [h.id for h in find_vetoes({question: text}, ctx.rubric.vetoes, ctx.rubric.feedback)]
-
-
-def _doubts(ctx, question, text):
-    return [h.id for h in veto_doubts({question: text}, ctx.rubric.vetoes, ctx.rubric.feedback)]
+from textgrade import grade, holds as _holds, found as _found, misconceptions as _misconceptions, vetoes as _vetoes, doubts as _doubts
 
 
 def test_a_chip_name_is_no_speed_up_and_a_paper_figure_reached_in_production_is(ctx):

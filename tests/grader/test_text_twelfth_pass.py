@@ -3,12 +3,7 @@ premise of closeness (「前提是…draft 和 target…分布足够贴近」), 
 on a high acceptance rate with the output 「贴着 target 走」; 「不会让输出跑偏」 made conditional on an aligned draft; a
 paper's figure taken as the production budget; 「不说明输出更正确」 as a negation; a checklist of bracketed verdicts
 pasted back as the answer."""
-from grader.vetoes import find_vetoes
-from textgrade import grade, misconceptions as _misconceptions
-
-
-def _vetoes(ctx, question, text):
-    return [h.id for h in find_vetoes({question: text}, ctx.rubric.vetoes, ctx.rubric.feedback)]
+from textgrade import grade, misconceptions as _misconceptions, vetoes as _vetoes
 
 
 def test_correctness_put_on_the_draft_in_new_wordings(ctx):

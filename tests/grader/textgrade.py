@@ -24,3 +24,15 @@ def found(result):
 def misconceptions(result):
     """The ids of the misconceptions a result found, in order."""
     return [m["id"] for m in result.evidence["misconceptions"]]
+
+
+def vetoes(ctx, answer_id, text):
+    """The ids of the vetoes one answer raises."""
+    from grader.vetoes import find_vetoes
+    return [h.id for h in find_vetoes({answer_id: text}, ctx.rubric.vetoes, ctx.rubric.feedback)]
+
+
+def doubts(ctx, answer_id, text):
+    """The ids of the vetoes one answer is doubted of (left to a person)."""
+    from grader.vetoes import veto_doubts
+    return [h.id for h in veto_doubts({answer_id: text}, ctx.rubric.vetoes, ctx.rubric.feedback)]
