@@ -33,6 +33,7 @@ that is a number other than 0 and 1 is a worked example's value (`1 − Σ min(p
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -45,7 +46,7 @@ _KNOWN = {"p", "q", "r", "R", "O", "A", "J", "C"}
 _HEADS = {"Min": "min", "Max": "max", "S": "sum"}
 _MAX_SIDE = 160
 _TRIALS, _VOCAB = 5, 6
-_CONDITIONAL = re.compile(r"当|若|如果|假如|假设|只要|时候|的时|时(?=[\s,，])|\bif\b|\bwhen\b|\bwhenever\b|\bassume|\bsuppose|≤|≥|<|>", re.IGNORECASE)
+_CONDITIONAL = re.compile(r"当|若|如果|假如|假设|只要|时候|的时|时(?=[\s,，])|[)）]\s*时|\bif\b|\bwhen\b|\bwhenever\b|\bassume|\bsuppose|≤|≥|<|>", re.IGNORECASE)
 
 
 class Unparseable(ValueError):
@@ -501,6 +502,20 @@ _SUM_WORDS = re.compile(r"\b(?:the\s+)?sum\s+over\s+(?:all\s+)?([a-z])\s+of\s+",
 _EXPECTATION = re.compile(r"(?<![A-Za-z])E\s*(?:_\s*\(?\s*(?:[XY]\s*~\s*)?([pq])\s*\)?)?\s*\[")
 
 
+# A parenthesised expression applied to one letter, (p ∧ q)(A) or (p − q)_+(y): read pointwise, as p(y) is. The
+# whole space Ω is not a point: (p ∧ q)(Ω) is a total mass, and Ω stops the run (`_foreign`).
+_MEASURE_AT = re.compile(r"(?<=[)+])\s*\(\s*[A-Za-z](?:_\w{1,3})?\s*\)")
+
+
+def _foreign(ch: str) -> bool:
+    """A letter or an operator the front end does not read (Ω, ℝ, ∫, ∂, ∞, ^, {) where a run of math stops: the run is
+    cut in the middle of an expression, and the side it cuts is not what the student wrote. (A relation or a mark
+    the front end stops at on purpose, ∝, ∈, ⊥, ∎, ends a side where it is.)"""
+    if ch.isspace() or "\u3400" <= ch <= "\u9fff" or "\u3000" <= ch <= "\u303f" or "\uff00" <= ch <= "\uffef":
+        return False
+    return unicodedata.category(ch)[0] == "L" or ch in "∫∬∮∂∞√∇^{}"
+
+
 def prepare(sentence: str) -> str:
     """The sentence's math in the front end's spelling: array notation, event probabilities, possessives cut,
     operators said in words."""
@@ -513,6 +528,7 @@ def prepare(sentence: str) -> str:
                                                          # ((p − q)^+ is already (p − q)_+: normalise.readable)
     for _ in range(3):                                   # p ∧ q (the smaller), p ∨ q (the larger)
         sentence = _MEET.sub(lambda m: f"{'min' if m[2] == '∧' else 'max'}({m[1]}, {m[3]})", sentence)
+    sentence = _MEASURE_AT.sub("", sentence)            # (p ∧ q)(A), (p − q)_+(y): the function at a point or a set
     for pattern, sign in _WORD_OPERATORS:
         sentence = pattern.sub(sign, sentence)
     sentence = _IMPLICIT_PRODUCT.sub(r"\1·", sentence)
@@ -577,6 +593,10 @@ def extract(sentence: str, bindings: dict | None = None) -> tuple[list[Formula],
                 e = _expr(chunk)
                 if e is not None and _relevant(e):
                     exprs.append(e)
+        if run.end() < len(sentence) and _foreign(sentence[run.end()]):
+            chunked[-1] = ([], True, True)            # the last side goes on in notation the front end cannot read
+        if run.start() > 0 and _foreign(sentence[run.start() - 1]):
+            chunked[0] = ([], True, True)
         anchor = None                         # the chain's last side that parsed with no unknown symbol
         mixed = conditional or len(set(relations) - {"→", "⇒"}) > 1     # a condition or several relations: unsure
         for n, rel in enumerate(relations):

@@ -127,16 +127,24 @@ def _group_end(text: str, start: int) -> int:
 
 def _drop_brace_notes(text: str) -> str:
     """`\\underbrace{X}_{=Y}` (or `\\overbrace{X}^{…}`) -> `X`: the note under the brace is a comment on X,
-    not a term of the equation it stands in."""
+    not a term of the equation it stands in. A note that is an identity (`_{=\\min(p,q)}`) says X = Y: that
+    equation is written on a line of its own after the line of the brace."""
     while (m := _BRACE_NOTE.search(text)) is not None:
         body_end = _group_end(text, m.end())
         body = text[m.end() + 1:body_end - 1]
         rest = body_end
         note = re.match(r"\s*[_^]\s*", text[rest:])
+        said = ""
         if note:
-            rest += note.end()
-            rest = _group_end(text, rest) if text[rest:rest + 1] == "{" else rest + 1
-        text = text[:m.start()] + body + text[rest:]
+            start = rest + note.end()
+            rest = _group_end(text, start) if text[start:start + 1] == "{" else start + 1
+            content = text[start + 1:rest - 1] if text[start:start + 1] == "{" else text[start:rest]
+            if re.match(r"\s*(?:\\[,;!]\s*)*=", content):
+                said = f"{body} {content.strip()}"
+        line_end = text.find("\n", rest)
+        line_end = len(text) if line_end < 0 else line_end
+        tail = text[rest:line_end] + (f"\n{said}\n" if said else "")
+        text = text[:m.start()] + body + tail + text[line_end:]
     return text
 
 
@@ -345,16 +353,27 @@ def readable(text: str | None) -> str:
 
 # Chat jargon of the field, spelled out: 「drf 越贴近 tgt」 = 「draft 越贴近 target」.
 _JARGON = [(re.compile(a), b) for a, b in ((r"\btgt\b", "target"), (r"\bdrf\b", "draft"))]
-# Rhetorical questions that assert: 「还不是因为 q 和 p 差不多」 = 「就是因为…」, 「上了线哪回不是稳稳拿到」 = 「每回都是…」.
-_RHETORICAL = [(re.compile(a), b) for a, b in (
-    (r"还不是(因为|由于|靠)", r"就是\1"), (r"哪\s*(回|次|一次|天)\s*不是", r"每\1都是"), (r"何尝不是", "也是"))]
+# Rhetorical questions that assert: 「还不是因为 q 和 p 差不多？」 = 「就是因为…。」, 「哪一次上线不是稳稳三倍？」 = 「每一次上线都是…。」,
+# 「q 离 p 很远，输出怎么可能还是 p？」 = 「…不可能还是 p。」, 「论文里不是说快两倍嘛」 = 「论文里说快两倍嘛」. The question mark that closes one goes with it: the sentence
+# is read as the statement it makes.
+_RHETORICAL = [(re.compile(a + r"(?P<rest>[^。！？?!\n]*)(?P<mark>[?？])?"), b) for a, b in (
+    (r"(?:还|难道)不是(?P<a>因为|由于|靠)", r"就是\g<a>"), (r"哪\s*(?P<a>回|次|一次|天|家|个|种)(?P<b>\S{0,6}?)\s*不是", r"每\g<a>\g<b>都是"),
+    (r"何尝不是", "也是"), (r"怎么可能", "不可能"), (r"不是(?P<a>说|讲|写着?)(?=[^。！？?!\n]*(嘛|吗|么))", r"\g<a>"))]
+
+
+def _asserted(spelled: str):
+    def put(m: re.Match) -> str:
+        return m.expand(spelled) + m["rest"] + ("。" if m["mark"] else "")
+    return put
 
 
 def spelled_out(low: str) -> str:
     """Lower-case Simplified text with the field's chat jargon spelled out and the rhetorical questions that
     assert read as assertions: what sentence rules and vetoes match."""
-    for pattern, spelled in _JARGON + _RHETORICAL:
+    for pattern, spelled in _JARGON:
         low = pattern.sub(spelled, low)
+    for pattern, spelled in _RHETORICAL:
+        low = pattern.sub(_asserted(spelled), low)
     return low
 
 

@@ -98,7 +98,7 @@ def split_sentences(text: str, scope: Scope) -> list[Sentence]:
         pieces.append(text[start:m.end()])
         start = m.end()
     pieces.append(text[start:])
-    pieces = [part for piece in pieces for part in _unpunctuated(piece)]
+    pieces = [part for piece in pieces for part in unpunctuated(piece)]
     for piece in pieces:
         stripped = re.sub(r"\s*\n\s*", " ", piece.strip())     # a wrapped sentence reads as one line
         if not re.search(r"\w", stripped):
@@ -112,7 +112,7 @@ def split_sentences(text: str, scope: Scope) -> list[Sentence]:
     return out
 
 
-def _unpunctuated(piece: str) -> list[str]:
+def unpunctuated(piece: str) -> list[str]:
     """A long piece with no punctuation at all (a formula's own commas aside), whose Chinese runs are
     separated by spaces, uses the spaces as its punctuation: 「…算的 可是被拒以后… 所以…」 is several
     sentences, not one."""

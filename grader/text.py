@@ -266,6 +266,11 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         reasons.append("陈述了已知误解：" + "；".join(m.label for m, _ in stated))
     if "false_formula" in flags and raw > criterion.false_formula_cap and not corroborated:
         reasons.append("有数值上不成立的等式")
+    n_true = sum(1 for fs in a.formulas for f in fs if f.holds)
+    if ("false_formula" in flags and not stated and points < criterion.points and n_true >= 2
+            and not any(r.startswith("有数值上不成立") for r in reasons)):
+        # true identities beside a false one, and no wrong claim in words: the front end may have misread a notation
+        reasons.append(f"有数值上不成立的等式，也有 {n_true} 个成立的：可能是记号没有被正确读出")
     if "copy" in flags and not certain_copy and raw > 0:
         reasons.append(f"与参考答案重合 {share:.0%}（或逐句改写自参考答案）")
     if points == criterion.points and weak & set(_required(criterion, found, n_chars)):
@@ -314,7 +319,6 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         reasons.append("像关键词罗列：论断没有写成句子")
     if "swapped" in flags and any(ln.id in found for ln in criterion.lines):
         reasons.append("两行与对象的对应可能颠倒")     # one line right, one crossed: a clean swap (both crossed) is certain
-    n_true = sum(1 for fs in a.formulas for f in fs if f.holds)
     if not reasons and not flags and criterion.prose and 0 < points < criterion.points and n_true >= settings.verified_review:
         # a derivation in formulas: the identities hold, but the steps were not matched to the claims
         reasons.append(f"有 {n_true} 个数值上成立的等式却没拿满分：可能是用公式写出、没有被识别的步骤")

@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass
 
 from .normalise import clean, plain, prose_tokens, readable
-from .sentences import ABBREVIATION, LINE_BREAK
+from .sentences import ABBREVIATION, LINE_BREAK, unpunctuated
 
 # CamelCase (acronyms too: GPUModelRunner, KVCacheManager) or snake_case, with attributes.
 _IDENTIFIER = re.compile(r"(?<![\w.\\])(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z]{2,}[a-z0-9]+(?:[A-Z][a-z0-9]*)*|"
@@ -82,8 +82,11 @@ class VetoHit:
 
 
 def sentences(text: str) -> list[str]:
-    """The answer's sentences, normalised for reading (LaTeX as plain math), for quoting."""
-    return [" ".join(s.split()) for s in _SENTENCE_END.split(readable(text)) if s and s.strip()]
+    """The answer's sentences, normalised for reading (LaTeX as plain math), for quoting. A long piece with no
+    punctuation at all (dictated by voice: 「…前缀变了 截断虽然浪费一点算力 但投机解码上生产一般都稳定快两三倍」) uses its
+    spaces between Chinese words as its punctuation, as grader/sentences.py reads it."""
+    return [" ".join(part.split()) for s in _SENTENCE_END.split(readable(text)) if s and s.strip()
+            for part in unpunctuated(s) if part.strip()]
 
 
 def _windows(sents: list[str]) -> list[tuple[str, str]]:
@@ -97,6 +100,25 @@ def _windows(sents: list[str]) -> list[tuple[str, str]]:
         if i and start is not None:
             joined = " ".join(sents[start:i + 1])
             out.append((joined, joined))
+    return out
+
+
+_RUN_WINDOW_CHARS = 100     # dictated runs read together: at most this many characters
+
+
+def _run_windows(text: str) -> list[tuple[str, str]]:
+    """A piece dictated with no punctuation splits at its spaces into runs that are clauses more than sentences
+    (「q 跟 p 非常接近 所以接受率很高 大部分 token 都被接受了 输出分布自然就等于 p」): consecutive runs, up to
+    `_RUN_WINDOW_CHARS` characters, are read together as one sentence with commas."""
+    out = []
+    for piece in _SENTENCE_END.split(readable(text)):
+        runs = [" ".join(r.split()) for r in unpunctuated(piece or "") if r.strip()]
+        for i in range(len(runs)):
+            for j in range(i + 2, len(runs) + 1):
+                joined = "，".join(runs[i:j])
+                if len(joined) > _RUN_WINDOW_CHARS:
+                    break
+                out.append((joined, joined))
     return out
 
 
@@ -186,7 +208,7 @@ def _scan(answers: dict, vetoes, feedback: dict | None) -> list[VetoHit]:
                 continue
             evidence, kind = None, None
             if veto.scope == "sentence":
-                for window, quote in _windows(sentences(text)):
+                for window, quote in _windows(sentences(text)) + _run_windows(text):
                     found = _sentence_hit(veto, window)
                     if found and (kind is None or found == "veto"):
                         evidence, kind = quote, found

@@ -34,8 +34,10 @@ def test_slash_characters_divide():
 
 
 def test_a_latex_brace_note_is_a_comment_not_a_term():
+    # the note is no term of the equation; a note that is an identity (=…) is written as its own equation after the
+    # line (thirteenth pass)
     text = r"$\Pr[y]=\underbrace{q(y)\min\{1,\tfrac{p(y)}{q(y)}\}}_{=\min\{p(y),q(y)\}}+\Pr[\text{rej}]\,r(y)$"
-    assert readable(text) == "Pr[y]=q(y)min(1,(p(y))/(q(y)))+Pr[rej] r(y)"
+    assert readable(text) == "Pr[y]=q(y)min(1,(p(y))/(q(y)))+Pr[rej] r(y)\nq(y)min(1,(p(y))/(q(y))) =min(p(y),q(y))"
     assert readable(r"$a=\overbrace{b+c}^{\text{two}}$") == "a=b+c"
 
 
