@@ -356,24 +356,24 @@ _JARGON = [(re.compile(a), b) for a, b in ((r"\btgt\b", "target"), (r"\bdrf\b", 
 # Rhetorical questions that assert: 「还不是因为 q 和 p 差不多？」 = 「就是因为…。」, 「哪一次上线不是稳稳三倍？」 = 「每一次上线都是…。」,
 # 「q 离 p 很远，输出怎么可能还是 p？」 = 「…不可能还是 p。」, 「论文里不是说快两倍嘛」 = 「论文里说快两倍嘛」. The question mark that closes one goes with it: the sentence
 # is read as the statement it makes.
-_RHETORICAL = [(re.compile(a + r"(?P<rest>[^。！？?!\n]*)(?P<mark>[?？])?"), b) for a, b in (
-    (r"(?:还|难道)不是(?P<a>因为|由于|靠)", r"就是\g<a>"), (r"哪\s*(?P<a>回|次|一次|天|家|个|种)(?P<b>\S{0,6}?)\s*不是", r"每\g<a>\g<b>都是"),
-    (r"何尝不是", "也是"), (r"怎么可能", "不可能"), (r"不是(?P<a>说|讲|写着?)(?=[^。！？?!\n]*(嘛|吗|么))", r"\g<a>"))]
-
-
 def _asserted(spelled: str):
+    """The replacement of a rhetorical question: the statement, the rest of its sentence, a full stop for its
+    question mark."""
     def put(m: re.Match) -> str:
         return m.expand(spelled) + m["rest"] + ("。" if m["mark"] else "")
     return put
 
 
+_RHETORICAL = [(re.compile(a + r"(?P<rest>[^。！？?!\n]*)(?P<mark>[?？])?"), _asserted(b)) for a, b in (
+    (r"(?:还|难道)不是(?P<a>因为|由于|靠)", r"就是\g<a>"), (r"哪\s*(?P<a>回|次|一次|天|家|个|种)(?P<b>\S{0,6}?)\s*不是", r"每\g<a>\g<b>都是"),
+    (r"何尝不是", "也是"), (r"怎么可能", "不可能"), (r"不是(?P<a>说|讲|写着?)(?=[^。！？?!\n]*(嘛|吗|么))", r"\g<a>"))]
+
+
 def spelled_out(low: str) -> str:
     """Lower-case Simplified text with the field's chat jargon spelled out and the rhetorical questions that
     assert read as assertions: what sentence rules and vetoes match."""
-    for pattern, spelled in _JARGON:
+    for pattern, spelled in _JARGON + _RHETORICAL:
         low = pattern.sub(spelled, low)
-    for pattern, spelled in _RHETORICAL:
-        low = pattern.sub(_asserted(spelled), low)
     return low
 
 

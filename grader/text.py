@@ -264,13 +264,13 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
     corroborated = bool(stated) and bool(false_formulas) and criterion.false_formula_cap is not None
     if stated and raw > min(m.cap for m, _ in stated) and not corroborated:   # a false identity confirms it
         reasons.append("陈述了已知误解：" + "；".join(m.label for m, _ in stated))
-    if "false_formula" in flags and raw > criterion.false_formula_cap and not corroborated:
-        reasons.append("有数值上不成立的等式")
     n_true = sum(1 for fs in a.formulas for f in fs if f.holds)
-    if ("false_formula" in flags and not stated and points < criterion.points and n_true >= 2
-            and not any(r.startswith("有数值上不成立") for r in reasons)):
-        # true identities beside a false one, and no wrong claim in words: the front end may have misread a notation
-        reasons.append(f"有数值上不成立的等式，也有 {n_true} 个成立的：可能是记号没有被正确读出")
+    if "false_formula" in flags and not corroborated:
+        if raw > criterion.false_formula_cap:
+            reasons.append("有数值上不成立的等式")
+        elif not stated and points < criterion.points and n_true >= 2:
+            # true identities beside a false one, and no wrong claim in words: the front end may have misread a notation
+            reasons.append(f"有数值上不成立的等式，也有 {n_true} 个成立的：可能是记号没有被正确读出")
     if "copy" in flags and not certain_copy and raw > 0:
         reasons.append(f"与参考答案重合 {share:.0%}（或逐句改写自参考答案）")
     if points == criterion.points and weak & set(_required(criterion, found, n_chars)):

@@ -81,12 +81,18 @@ class VetoHit:
     certain: bool = True         # False: a doubt (borderline), reported for review, never a veto
 
 
+def _pieces(text: str) -> list[list[str]]:
+    """The answer's punctuated sentences, normalised for reading (LaTeX as plain math), each as its runs: a long
+    piece with no punctuation at all (dictated by voice: 「…前缀变了 截断虽然浪费一点算力 但投机解码上生产一般都稳定快两三倍」)
+    uses its spaces between Chinese words as its punctuation, as grader/sentences.py reads it; any other sentence is
+    one run."""
+    return [runs for s in _SENTENCE_END.split(readable(text)) if s and s.strip()
+            if (runs := [" ".join(part.split()) for part in unpunctuated(s) if part.strip()])]
+
+
 def sentences(text: str) -> list[str]:
-    """The answer's sentences, normalised for reading (LaTeX as plain math), for quoting. A long piece with no
-    punctuation at all (dictated by voice: 「…前缀变了 截断虽然浪费一点算力 但投机解码上生产一般都稳定快两三倍」) uses its
-    spaces between Chinese words as its punctuation, as grader/sentences.py reads it."""
-    return [" ".join(part.split()) for s in _SENTENCE_END.split(readable(text)) if s and s.strip()
-            for part in unpunctuated(s) if part.strip()]
+    """The answer's sentences (a dictated piece's runs each one), for reading and quoting."""
+    return [run for runs in _pieces(text) for run in runs]
 
 
 def _windows(sents: list[str]) -> list[tuple[str, str]]:
@@ -106,13 +112,12 @@ def _windows(sents: list[str]) -> list[tuple[str, str]]:
 _RUN_WINDOW_CHARS = 100     # dictated runs read together: at most this many characters
 
 
-def _run_windows(text: str) -> list[tuple[str, str]]:
+def _run_windows(pieces: list[list[str]]) -> list[tuple[str, str]]:
     """A piece dictated with no punctuation splits at its spaces into runs that are clauses more than sentences
     (「q 跟 p 非常接近 所以接受率很高 大部分 token 都被接受了 输出分布自然就等于 p」): consecutive runs, up to
     `_RUN_WINDOW_CHARS` characters, are read together as one sentence with commas."""
     out = []
-    for piece in _SENTENCE_END.split(readable(text)):
-        runs = [" ".join(r.split()) for r in unpunctuated(piece or "") if r.strip()]
+    for runs in pieces:
         for i in range(len(runs)):
             for j in range(i + 2, len(runs) + 1):
                 joined = "，".join(runs[i:j])
@@ -202,13 +207,17 @@ def argument_tokens(text: str, names: list[str]) -> int:
 def _scan(answers: dict, vetoes, feedback: dict | None) -> list[VetoHit]:
     template = (feedback or {}).get("class_names_evidence", "{names}")
     hits = []
+    windows: dict[str, list[tuple[str, str]]] = {}         # per answer, read once for all the sentence vetoes
     for veto in vetoes:
         for answer_id, text in answers.items():
             if not text or (veto.answers and answer_id not in veto.answers):
                 continue
             evidence, kind = None, None
             if veto.scope == "sentence":
-                for window, quote in _windows(sentences(text)) + _run_windows(text):
+                if answer_id not in windows:
+                    pieces = _pieces(text)
+                    windows[answer_id] = _windows([run for runs in pieces for run in runs]) + _run_windows(pieces)
+                for window, quote in windows[answer_id]:
                     found = _sentence_hit(veto, window)
                     if found and (kind is None or found == "veto"):
                         evidence, kind = quote, found
