@@ -13,7 +13,8 @@ rhetorical questions that assert (还不是因为…, 哪回不是…) read as t
 `simplified` converts Traditional to Simplified Chinese with zhconv (a real, phrase-aware conversion)
 when it is installed and the text has a Traditional character (its phrase table also rewrites some Simplified
 text: 什么正好 -> 什幺正好), else with a compact character table of the characters this course's answers
-use (`_HANT_FALLBACK`, pairs of traditional, simplified), and written Cantonese (係, 嘅, 唔, 冇, 咗 …) as
+use (`_HANT_FALLBACK`, pairs of traditional, simplified), and written Cantonese (係, 嘅, 唔, 冇, 咗 …) and the
+Japanese terms of students who write Chinese as a second language (確率, 棄却, 同時分布, katakana loanwords) as
 Mandarin.
 """
 from __future__ import annotations
@@ -239,7 +240,12 @@ _CANTONESE = [(re.compile(a), b) for a, b in (
     ("晒", "完"), ("啱", "对"), ("睇", "看"), ("[諗谂]", "想"), ("[畀俾]", "给"), ("[拎攞]", "拿"), ("[揾搵]", "找"),
     ("噉", "这样"), ("咁", "这么"), ("啥子|啥", "什么"), ("咋个|咋", "怎么"),
     # Taiwanese terms: 機率 (概率), 取樣 (采样), 演算法 (算法)
-    ("[机几]率", "概率"), ("取样", "采样"), ("演算法", "算法"))]
+    ("[机几]率", "概率"), ("取样", "采样"), ("演算法", "算法"),
+    # Japanese terms of students writing Chinese as a second language: 確率 (概率), 棄却 (拒绝), 受理 / 採択 (接受),
+    # 同時分布 (联合分布), 条件付き確率 (条件概率), katakana loanwords, 1行目 (第一行)
+    ("确率", "概率"), ("弃却|棄却", "拒绝"), ("受理|[采採]択", "接受"), ("同时分布", "联合分布"), ("条件付き", "条件"),
+    ("サンプリング|サンプル", "采样"), ("リジェクト", "拒绝"), ("アクセプト", "接受"), ("ドラフト", "草稿"),
+    ("ターゲット", " target "), ("トークン", " token "), (r"\(?([1-9一二三四])\)?\s*行目", r"第 \1 行"))]
 
 
 @functools.lru_cache(maxsize=8192)

@@ -6,27 +6,25 @@ a missed veto that was not even left to a person as a doubt: each kind counted s
 salad or pasted feedback at full marks without review, review on at most a third of the answers
 (needs_review, a veto, or a veto doubt).
 
-dev.yml, holdout.yml and augment.yml are the sets the engine was built with. fresh.yml to fresh55.yml
+dev.yml, holdout.yml and augment.yml are the sets the engine was built with. fresh.yml to fresh59.yml
 were each written blind by a different person and measured once before any tuning on them (the
 one-time numbers are in the corpus README: 75.0% to 96.7% exact, 0 to 9 dangerous errors each); all of
 them have since been training data.
 
 A set that does NOT meet every target is held to what the engine measured on it, so that nothing
 gets worse, in RATCHET: fresh14.yml (review 36.7%: 11 of its 90 answers should veto and 15 state a
-misconception, each of which a person must see), fresh22.yml (review 35.6%), fresh27.yml (37.8%: one more answer reviewed since numpy's bare `minimum(...)` is
+misconception, each of which a person must see), fresh22.yml (review 34.4%), fresh27.yml (37.8%: one more answer reviewed since numpy's bare `minimum(...)` is
 read, a code proof with four true identities at 1 point) and fresh28.yml (36.7%), fresh36.yml (review 34.4%: a red-team set, 9 of its 90 answers should veto and 16 state
-a misconception), fresh38.yml (34.4%), fresh39.yml (37.8%: proofs with a false step hidden in them, each
-one a person must see), fresh46.yml (34.4%: a second-language class whose answers state 11 misconceptions and 7
-vetoes) and fresh47.yml (35.6%: a red-team set, 14 of its 90 answers should veto, each with a negated twin), each at 0
+a misconception), fresh39.yml (37.8%: proofs with a false step hidden in them, each
+one a person must see) and fresh47.yml (35.6%: a red-team set, 14 of its 90 answers should veto, each with a negated twin), each at 0
 dangerous errors after tuning, fresh20.yml (one dangerous error left: its copy-reworded answer is the reference
 translated into English, which the copy checks, comparing Chinese and English tokens, cannot see) and fresh49.yml (one
 left: its code-map copy-reworded answer, 85% of its characters aligned with the reference and 15% of its shingles
-shared, just short of both review thresholds, scores 1 of 1), fresh52.yml (one left: a universal-support claim in a
-bracketed aside whose own sentence also says 「没有任何和模型相关的假设」, a negation the veto reads as qualifying the
-whole sentence) and fresh55.yml (one left: a LaTeX proof that states P(rej) = 1 − Σ min and never that it is the
+shared, just short of both review thresholds, scores 1 of 1) and fresh55.yml (one left: a LaTeX proof that states P(rej) = 1 − Σ min and never that it is the
 residual's normaliser, 1 point by its writer's reading of GUIDE.md, 2 by the grader's). fresh20.yml's review limit rose
 from 31.2% to 32.3%: its LaTeX outline with an identity under an underbrace is now read as three true identities short
-of full marks, and sent to a person.
+of full marks, and sent to a person. fresh38.yml, fresh46.yml and fresh52.yml have since met every target and
+joined CORPORA.
 """
 import sys
 from pathlib import Path
@@ -45,15 +43,15 @@ CORPORA = (
     "fresh21.yml", "fresh23.yml", "fresh24.yml", "fresh25.yml", "fresh26.yml", "fresh29.yml", "fresh30.yml",
     "fresh31.yml", "fresh32.yml", "fresh33.yml", "fresh34.yml", "fresh35.yml", "fresh37.yml", "fresh40.yml",
     "fresh41.yml", "fresh42.yml", "fresh43.yml", "fresh44.yml", "fresh45.yml", "fresh48.yml", "fresh50.yml",
-    "fresh51.yml", "fresh53.yml", "fresh54.yml",
+    "fresh51.yml", "fresh53.yml", "fresh54.yml", "fresh38.yml", "fresh46.yml", "fresh52.yml", "fresh56.yml",
+    "fresh57.yml", "fresh58.yml", "fresh59.yml",
 )
 # corpus -> (minimum exact agreement, maximum review rate, maximum dangerous errors of all kinds):
 # the measured values, not the issue's targets (see the module docstring).
-RATCHET = {"fresh14.yml": (0.933, 0.367, 0), "fresh20.yml": (0.955, 0.323, 1), "fresh22.yml": (0.933, 0.356, 0),
+RATCHET = {"fresh14.yml": (0.933, 0.367, 0), "fresh20.yml": (0.955, 0.323, 1), "fresh22.yml": (0.944, 0.345, 0),
            "fresh27.yml": (0.922, 0.378, 0), "fresh28.yml": (0.9, 0.367, 0), "fresh36.yml": (0.977, 0.345, 0),
-           "fresh38.yml": (0.955, 0.345, 0), "fresh39.yml": (0.888, 0.378, 0), "fresh46.yml": (0.944, 0.345, 0),
-           "fresh47.yml": (0.911, 0.356, 0), "fresh49.yml": (0.933, 0.234, 1),
-           "fresh52.yml": (0.977, 0.3, 1), "fresh55.yml": (0.944, 0.323, 1)}
+           "fresh39.yml": (0.888, 0.378, 0), "fresh47.yml": (0.911, 0.356, 0), "fresh49.yml": (0.933, 0.234, 1),
+           "fresh55.yml": (0.944, 0.323, 1)}
 
 
 @pytest.fixture(scope="module", params=CORPORA)
