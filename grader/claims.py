@@ -125,6 +125,9 @@ class TextSettings:
     notation_swap: tuple[re.Pattern, ...] = ()
     aligned_review: float = 0.8                # this aligned share (short of aligned_copy) and half copy_review's share: maybe a reworded copy
     aligned_alone_review: float = 0.83         # this aligned share (short of aligned_copy), its prose aligned too, whatever the shingles: maybe a reworded copy
+    # an answer that reports on an answer (a marker's comment under 【批注】, a self-check run with [PASS] lines, a
+    # grade 「评级：A」): pasted back, not an argument (0 points, and a person looks when it would have scored)
+    report: re.Pattern | None = None
 
 
 @dataclass(frozen=True)
@@ -310,7 +313,8 @@ def parse_settings(data: dict, where: str = "text") -> TextSettings:
                         float(data.get("lesson_paste", 0.6)), int(data.get("verified_review", 3)),
                         tuple(_regex(x, f"{where}.notation_swap") for x in _strings(data, "notation_swap", where))
                         if data.get("notation_swap") else (),
-                        float(data.get("aligned_review", 0.8)), float(data.get("aligned_alone_review", 0.83)))
+                        float(data.get("aligned_review", 0.8)), float(data.get("aligned_alone_review", 0.83)),
+                        _alternatives(data["report"], f"{where}.report") if data.get("report") else None)
 
 
 def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCriterion:

@@ -243,7 +243,8 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
     pasted = copy_share(answer, _rubric_text(criterion, feedback), settings.pasted_ngram)
     from_lesson = copy_share(answer, lesson_text, settings.pasted_ngram) if check_copy and lesson_text else 0.0
     if (pasted >= settings.copy_threshold or from_lesson >= settings.lesson_paste
-            or any(m in clean(answer) for m in _feedback_markers(feedback))):
+            or any(m in clean(answer) for m in _feedback_markers(feedback))
+            or (settings.report is not None and settings.report.search(plain(answer)))):
         flags.append("pasted")
         pasted = max(pasted, from_lesson)
     if flags:

@@ -96,3 +96,26 @@ def test_informal_wordings_of_claims(ctx):
     assert "consequence" in found(grade(ctx, "Q2", "少做一样，JSON mode 下就会吐出不合法的 token。"))
     assert "q_drawn" in found(grade(ctx, "Q2", "草稿那边随便，只要公式里的 q 真是它抽 token 用的那个分布就行。"))
     assert "q_drawn" not in found(grade(ctx, "Q2", "q 真是草稿分布。"))
+
+
+def test_an_answer_that_reports_on_an_answer_is_pasted_back(ctx):
+    run = ("$ python -m course.selfcheck --lesson 7 --question Q2\n[PASS] 要点：p 必须是 target 经全部采样参数处理后的分布\n"
+           "[PASS] 要点：q 必须是草稿实际的抽样分布\n[PASS] 要点：破坏后输出是系统性偏差，而非数值误差\n"
+           "[PASS] 要点：grammar mask 使 p(x)=0 的 token 必被拒\nQ2: 2/2 ✔")
+    comment = ("【批注】本答案指出了：①后续草稿以被拒 token 为前缀；②修正 token 与被拒草稿不同，真实前缀已改变；③由链式法则，"
+               "继续接受会使联合分布偏离 target。建议补充：KV 槽位在下一轮被覆盖而非回滚。评级：A")
+    for question, text in (("Q2", run), ("Q3", comment)):
+        result = grade(ctx, question, text)
+        assert result.points == 0 and "pasted" in result.flags and result.needs_review, text
+    labels = "【自检】Q2\n未命中：p 必须是 target 经过全部采样参数处理后的分布\n未命中：破坏对应关系时输出是系统性偏差"
+    assert grade(ctx, "Q2", labels).points == 0
+    # an answer of its own that mentions a pass or a grade is not a report
+    own = ("验证器输出的恰好是它用的 p，所以 p 必须是 target 经过 penalty、top-p 和 grammar mask 处理后的分布；漏了 top-p，"
+           "输出就精确地是没截断的分布，这是系统性偏差。我跑了 pytest，全部 pass。")
+    assert "pasted" not in grade(ctx, "Q2", own).flags
+
+
+def test_the_rejection_written_as_a_bare_character(ctx):
+    text = ("拒的总概率是 1 减去所有 min 的和，因为 p 加起来也是 1，所以它就等于所有 max(0,p−q) 加起来——巧了，这正好是残差的分母，"
+            "乘上 r(y) 分母约掉，剩 max(0,p(y)−q(y))。")
+    assert {"reject_total", "cancel"} <= set(found(grade(ctx, "Q1", text)))
