@@ -229,11 +229,11 @@ except ImportError:                      # pragma: no cover - the fallback table
     _zhconv = None
 
 
-# Written Cantonese (and a few dialect and Taiwanese words: 啥子, 咋个, 機率, 取樣) as Mandarin, so that one rule reads both (「p 要係做晒 penalty 嘅 target」 = 「p 要是做完 penalty 的
+# Written Cantonese (and a few dialect, Taiwanese and Japanese words: 啥子, 咋个, 機率, 取樣, 確率) as Mandarin, so that one rule reads both (「p 要係做晒 penalty 嘅 target」 = 「p 要是做完 penalty 的
 # target」, 「唔使 rollback」 = 「不使 rollback」, 「冇偏」 = 「没有偏」). 係 is 是 except in 關係 / 聯係 / 係數 (relation,
 # coefficient), and it is rewritten before the script conversion, which spells it 系.
 _CANTONESE_IS = re.compile(r"(?<![關关聯联干體体])係(?![數数統统咪])")
-_CANTONESE = [(re.compile(a), b) for a, b in (
+_REGIONAL = [(re.compile(a), b) for a, b in (
     ("係咪|系咪", "是不是"), ("有冇", "有没有"), ("加埋", "加起来"), ("[淨净]返", "只剩"), ("佢哋", "它们"),
     ("啱啱", "刚好"), ("乜嘢", "什么"), ("嘅", "的"), ("唔", "不"), ("冇", "没有"), ("咗", "了"), ("喺", "在"),
     ("嚟", "来"), ("啲", "些"), ("嗰", "那"), ("佢", "它"), ("哋", "们"), ("咩", "什么"), ("嘢", "东西"),
@@ -256,7 +256,7 @@ def _traditional(ch: str) -> bool:
 
 def simplified(text: str, use_library: bool = True) -> str:
     """Traditional Chinese as Simplified (zhconv when available, else the fallback table), written Cantonese
-    and dialect words as Mandarin (`_CANTONESE`); other text unchanged."""
+    and dialect, Taiwanese and Japanese words as Mandarin (`_REGIONAL`); other text unchanged."""
     if not text or not _CJK.search(text):
         return text
     text = _CANTONESE_IS.sub("是", text)
@@ -267,7 +267,7 @@ def simplified(text: str, use_library: bool = True) -> str:
             text = _zhconv.convert(text, "zh-cn")
     else:
         text = text.translate(_HANT)
-    for pattern, mandarin in _CANTONESE:
+    for pattern, mandarin in _REGIONAL:
         text = pattern.sub(mandarin, text)
     return text
 
