@@ -11,6 +11,7 @@ submissions concurrently (threads that each drive one sandbox process).
 from __future__ import annotations
 
 import json
+import re
 import threading
 import traceback
 from collections import Counter
@@ -44,6 +45,10 @@ class ExerciseContext:
     search_path: tuple[str, ...]     # directories the sandbox needs for the exercise's declared imports
 
 
+# An f-string's replacement field ({worst:.1e}): what a check cell prints there is a number, not its label.
+_PLACEHOLDER = re.compile(r"\{[^{}\n]*\}")
+
+
 @dataclass(frozen=True)
 class Context:
     """Everything about one lesson the grader needs, built once per process."""
@@ -57,8 +62,10 @@ class Context:
     @cached_property
     def prose(self) -> str:
         """What the student reads (the Markdown: questions, instructions; the check cells, whose printed labels are
-        their output): an answer that pastes it back asserts nothing."""
-        return "\n".join(c.source for c in self.lesson.student_cells() if c.kind == "markdown" or c.role == "check")
+        their output, so an f-string's replacement fields are left out): an answer that pastes it back asserts
+        nothing."""
+        return "\n".join(_PLACEHOLDER.sub(" ", c.source) if c.role == "check" else c.source
+                         for c in self.lesson.student_cells() if c.kind == "markdown" or c.role == "check")
 
     @property
     def template(self) -> str:       # the first scored exercise's (single-exercise lessons)

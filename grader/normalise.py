@@ -375,12 +375,19 @@ _RHETORICAL = [(re.compile(a + r"(?P<rest>[^。！？?!\n]*)(?P<mark>[?？])?"),
     (r"何尝不是", "也是"), (r"怎么可能", "不可能"), (r"不是(?P<a>说|讲|写着?)(?=[^。！？?!\n]*(嘛|吗|么))", r"\g<a>"))]
 
 
+# A why left to the reader: 「拒绝概率为什么刚好抵消分母，这里略过」 asks the step it skips; the why-clause gets its
+# question mark and asserts nothing.
+_SKIPPED_WHY = re.compile(r"(?P<why>(为什么|为何|为啥|怎么|如何)[^。！？?!\n，,；;]{0,40})(?P<skip>[，,]\s*(这里|此处|这一步|这步|在此|就)?\s*"
+                          r"(先)?(略过|略去|从略|省略|不展开|不赘述|不证了|不写了|不细说|不多说|留给读者))")
+
+
 def spelled_out(low: str) -> str:
-    """Lower-case Simplified text with the field's chat jargon spelled out and the rhetorical questions that
-    assert read as assertions: what sentence rules and vetoes match."""
+    """Lower-case Simplified text with the field's chat jargon spelled out, the rhetorical questions that
+    assert read as assertions and a why left to the reader read as a question: what sentence rules and vetoes
+    match."""
     for pattern, spelled in _JARGON + _RHETORICAL:
         low = pattern.sub(spelled, low)
-    return low
+    return _SKIPPED_WHY.sub(lambda m: m["why"] + "？" + m["skip"][1:], low)
 
 
 def plain(text: str | None) -> str:

@@ -106,7 +106,8 @@ def split_sentences(text: str, scope: Scope) -> list[Sentence]:
         simple = simplified(stripped)
         low = spelled_out(simple.lower())
         clauses = tuple(_clauses(low))
-        question = ((low.rstrip().endswith(("?", "？")) and not _TAG_QUESTION.search(low))
+        # a question mark inside the sentence is normalise.spelled_out's: a why left to the reader (…，这里略过)
+        question = ((low.rstrip().endswith(("?", "？")) and not _TAG_QUESTION.search(low)) or "？" in low.rstrip()[:-1]
                     or any(scope.question.search(low[a:b]) for a, b in clauses))
         out.append(Sentence(len(out), stripped, low, clauses, question, bool(scope.distancing.search(low)), simple))
     return out

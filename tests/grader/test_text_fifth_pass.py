@@ -247,7 +247,9 @@ def test_the_processing_claim_written_as_a_formula(ctx):
 
 def test_the_printed_labels_of_the_check_cells_count_as_lesson_text(ctx):
     check = next(c.source for c in ctx.lesson.student_cells() if c.role == "check")
-    assert check in ctx.prose
+    assert "拒绝概率处处等于 Σ max(p − q, 0)" in check and "拒绝概率处处等于 Σ max(p − q, 0)" in ctx.prose
+    # what is printed in a replacement field is a number, not a label: the field is left out
+    assert "{worst:.1e}" in check and "{worst:.1e}" not in ctx.prose
 
 
 def test_a_stated_misconception_that_is_a_veto_raises_it(ctx):
