@@ -21,13 +21,10 @@ dangerous errors after tuning, fresh20.yml (one dangerous error left: its copy-r
 translated into English, which the copy checks, comparing Chinese and English tokens, cannot see) and fresh49.yml (one
 left: its code-map copy-reworded answer, 85% of its characters aligned with the reference and 15% of its shingles
 shared, just short of both review thresholds, scores 1 of 1), fresh55.yml (one left: a LaTeX proof that states P(rej) = 1 − Σ min and never that it is the
-residual's normaliser, 1 point by its writer's reading of GUIDE.md, 2 by the grader's) and fresh60.yml (one left: a
-proof in traditional characters that says it skips the cancellation, 「拒絕機率為什麼剛好抵消分母，這裡略過」, read as
-stating it; a clause that asks why, with no question mark, is also how many answers head a real argument
-(「为什么必须截断：…」), so it is not read as a question). fresh20.yml's review limit rose
+residual's normaliser, 1 point by its writer's reading of GUIDE.md, 2 by the grader's). fresh20.yml's review limit rose
 from 31.2% to 32.3%: its LaTeX outline with an identity under an underbrace is now read as three true identities short
-of full marks, and sent to a person. fresh38.yml, fresh46.yml and fresh52.yml have since met every target and
-joined CORPORA.
+of full marks, and sent to a person. fresh38.yml, fresh46.yml, fresh52.yml and fresh60.yml have since met every target
+and joined CORPORA (fresh60.yml once a why left to the reader, 「…為什麼剛好抵消分母，這裡略過」, asserts nothing).
 """
 import sys
 from pathlib import Path
@@ -47,14 +44,14 @@ CORPORA = (
     "fresh31.yml", "fresh32.yml", "fresh33.yml", "fresh34.yml", "fresh35.yml", "fresh37.yml", "fresh40.yml",
     "fresh41.yml", "fresh42.yml", "fresh43.yml", "fresh44.yml", "fresh45.yml", "fresh48.yml", "fresh50.yml",
     "fresh51.yml", "fresh53.yml", "fresh54.yml", "fresh38.yml", "fresh46.yml", "fresh52.yml", "fresh56.yml",
-    "fresh57.yml", "fresh58.yml", "fresh59.yml", "fresh61.yml", "fresh62.yml",
+    "fresh57.yml", "fresh58.yml", "fresh59.yml", "fresh60.yml", "fresh61.yml", "fresh62.yml",
 )
 # corpus -> (minimum exact agreement, maximum review rate, maximum dangerous errors of all kinds):
 # the measured values, not the issue's targets (see the module docstring).
 RATCHET = {"fresh14.yml": (0.933, 0.367, 0), "fresh20.yml": (0.955, 0.323, 1), "fresh22.yml": (0.944, 0.345, 0),
            "fresh27.yml": (0.922, 0.378, 0), "fresh28.yml": (0.9, 0.367, 0), "fresh36.yml": (0.977, 0.345, 0),
            "fresh39.yml": (0.888, 0.378, 0), "fresh47.yml": (0.911, 0.356, 0), "fresh49.yml": (0.933, 0.234, 1),
-           "fresh55.yml": (0.944, 0.323, 1), "fresh60.yml": (0.955, 0.257, 1)}
+           "fresh55.yml": (0.944, 0.323, 1)}
 
 
 @pytest.fixture(scope="module", params=CORPORA)
