@@ -411,3 +411,46 @@ def prose_tokens(text: str | None) -> list[str]:
     """The answer's prose as tokens (Chinese characters, English words of 3+ letters), without formulas,
     code names and paths: what the copy checks compare (formulas and names are shared by every right answer)."""
     return [t for t in _PROSE_TOKEN.findall(plain(text)) if t not in _MATH_WORDS]
+
+
+# Names misread by OCR or misspelled by one confusable character: a handwritten sheet transcribed into the notebook
+# reads `_rejection_kerneI`, `_rejecti0n_kernel`, `rejection_sampIer_utils.py`. A name (snake_case, a dotted path or
+# a file, CamelCase; 8 characters or more) that is not one the lesson uses, but is one of them with l/1/I/i and o/0
+# folded together, is read as that name.
+_NAME = re.compile(r"(?<![\w.])[A-Za-z0-9_][\w.]*[A-Za-z0-9_]")
+_FOLD = str.maketrans({"0": "o", "1": "l", "i": "l"})
+
+
+def _name_like(token: str) -> bool:
+    return len(token) >= 8 and ("_" in token or "." in token or bool(re.search(r"[a-z][A-Z]", token)))
+
+
+def _folded(token: str) -> str:
+    return token.lower().translate(_FOLD)
+
+
+@functools.lru_cache(maxsize=16)
+def known_names(*texts: str | None) -> dict[str, str]:
+    """Folded spelling -> name, for the names the given texts (the lesson, a reference answer) use; a folded
+    spelling two different names share is left out (neither is guessed)."""
+    out: dict[str, str] = {}
+    for text in texts:
+        for token in _NAME.findall(clean(text or "")):
+            if _name_like(token):
+                key = _folded(token)
+                out[key] = token if out.get(key, token) == token else ""
+    return {k: v for k, v in out.items() if v}
+
+
+def repair_names(text: str | None, names: dict[str, str]) -> str | None:
+    """`text` with each name that is a known name but for OCR-confusable characters written as the known name."""
+    if not text or not names:
+        return text
+    known = set(names.values())
+
+    def fix(m: re.Match) -> str:
+        token = m[0]
+        if not _name_like(token) or token in known:
+            return token
+        return names.get(_folded(token), token)
+    return _NAME.sub(fix, text)

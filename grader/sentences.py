@@ -98,7 +98,7 @@ def split_sentences(text: str, scope: Scope) -> list[Sentence]:
         pieces.append(text[start:m.end()])
         start = m.end()
     pieces.append(text[start:])
-    pieces = [part for piece in pieces for part in unpunctuated(piece)]
+    pieces = _answered_questions([part for piece in pieces for part in unpunctuated(piece)])
     for piece in pieces:
         stripped = re.sub(r"\s*\n\s*", " ", piece.strip())     # a wrapped sentence reads as one line
         if not re.search(r"\w", stripped):
@@ -110,6 +110,29 @@ def split_sentences(text: str, scope: Scope) -> list[Sentence]:
         question = ((low.rstrip().endswith(("?", "？")) and not _TAG_QUESTION.search(low)) or "？" in low.rstrip()[:-1]
                     or any(scope.question.search(low[a:b]) for a, b in clauses))
         out.append(Sentence(len(out), stripped, low, clauses, question, bool(scope.distancing.search(low)), simple))
+    return out
+
+
+# A question the answer asks itself and answers in the next sentence (「被拒的总概率是多少？把所有草稿的“不接受”加起来
+# = 1 − Σmin(p,q)。」): a short question of what, why or how, then a statement that does not wave the step away, read
+# as one sentence whose question is the subject clause of its answer. A yes/no question (吗, 是否, 是不是) is not
+# joined: its answer (「不算」, 「是的」) says nothing without the question's own words, which may be negated.
+_WH_QUESTION = re.compile(r"(多少|多大|什么|啥|哪(个|些|里|一|条)|为什么|为何|为啥|怎么|怎样|如何|几(条|个|种|步)|\bwhat\b|\bwhy\b|\bhow\b|"
+                          r"\bwhich\b)[^?？]{0,12}[?？]\s*$", re.IGNORECASE)
+_YES_NO = re.compile(r"吗|是否|是不是|对不对|能不能|可不可以|有没有|\b(is|are|does|do|can)\b\s", re.IGNORECASE)
+_WAVED = re.compile(r"略|留给读者|不展开|不赘述|不知道|不清楚|不确定|说不清|显然|\bomitted\b|\bleft to\b|[?？]\s*$|吧\s*[。.!！]?\s*$")
+
+
+def _answered_questions(pieces: list[str]) -> list[str]:
+    out: list[str] = []
+    for piece in pieces:
+        before = out[-1].strip() if out else ""
+        if (before and len(before) <= 40 and _WH_QUESTION.search(before) and not _YES_NO.search(before)
+                and before.count("(") + before.count("（") == before.count(")") + before.count("）")   # not a (…？) aside
+                and len(re.findall(r"\w", piece)) >= 2 and not _WAVED.search(piece)):
+            out[-1] = re.sub(r"[?？]\s*$", "：", before) + piece.lstrip()
+        else:
+            out.append(piece)
     return out
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from . import codemap
 from .claims import TextCriterion, analyse, formula_sentence, rule_sentence, unquoted_mentions
-from .normalise import clean, compact, plain, prose_tokens, swap_letters
+from .normalise import clean, compact, known_names, plain, prose_tokens, repair_names, swap_letters
 from .sentences import negated, split_sentences, substance
 
 
@@ -164,6 +164,8 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
                           evidence={"claims": [], "misconceptions": [], "formulas": [], "flags": [flag], "copy_share": 0.0},
                           **common)
     scope = settings.scope
+    # Names the lesson uses, misread by OCR or mistyped by a confusable character (_rejection_kerneI), read as those names.
+    answer = repair_names(answer, known_names(lesson_text, reference))
     # An answer that declares the letters exchanged (q the target, p the draft, as Chen et al. write them) is read
     # with them swapped back; a person checks that reading.
     swapped_letters = False

@@ -29,7 +29,8 @@ argument: with fewer than `_NAMES_ONLY_TOKENS` prose tokens outside them it is a
 with prose, an answer that also reasons) it is a doubt: a person decides whether the names stand beside the
 argument or in place of it. Only an answer with that much prose whose names are (but for fewer than
 `min_identifiers`) the variables and calls of its own code statements (`p_logits = apply_penalties(z)`;
-their comments count as prose) is no hit: the names are its code, not a recital. Tokens with no lower-case
+their comments count as prose) is no hit: the names are its code, not a recital; with less prose than that
+(three lines of pseudo-code and a comment) such an answer is a doubt, not a veto. Tokens with no lower-case
 letter (FP32, H100) are formats and chips, not names.
 
 A veto with `answers` reads only those answers. Each hit quotes the sentence it found (for the
@@ -235,8 +236,11 @@ def _scan(answers: dict, vetoes, feedback: dict | None) -> list[VetoHit]:
                     # person reads it (a doubt), never silence.
                     role = any(_owns(p, norm) for p in veto.doubt)
                     kind = "veto" if prose < _NAMES_ONLY_TOKENS and not role else "doubt"
-                    if kind == "doubt" and not role and len(prose_names(text)) < veto.min_identifiers:
+                    own_code = len(prose_names(text)) < veto.min_identifiers
+                    if kind == "doubt" and not role and own_code:
                         kind = None           # an argument, with the names in its own code: no recital
+                    elif kind == "veto" and own_code:
+                        kind = "doubt"        # terse code whose names are its own statements': a person reads it
             if evidence is not None and kind is not None:
                 hits.append(VetoHit(veto.id, answer_id, _quote(evidence), veto.message, certain=kind == "veto"))
     return hits
