@@ -27,7 +27,8 @@ MINIMUM = {"dev.yml": (130, 28), "holdout.yml": (48, 12), "fresh.yml": (80, 20),
            "fresh49.yml": (90, 18), "fresh50.yml": (90, 18), "fresh51.yml": (90, 18), "fresh52.yml": (90, 18),
            "fresh53.yml": (90, 18), "fresh54.yml": (90, 18), "fresh55.yml": (90, 18), "fresh56.yml": (90, 18),
            "fresh57.yml": (90, 18), "fresh58.yml": (90, 18), "fresh59.yml": (90, 18), "fresh60.yml": (90, 18),
-           "fresh61.yml": (90, 18), "fresh62.yml": (90, 18)}
+           "fresh61.yml": (90, 18), "fresh62.yml": (90, 18), "fresh63.yml": (90, 18), "fresh64.yml": (90, 18),
+           "fresh65.yml": (90, 18)}
 BARE_NAMES = re.compile(r"`?[A-Za-z_][\w.]*(\(\))?`?|[→,，、>\-\s]")      # names, arrows and separators only
 INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
 
