@@ -428,8 +428,20 @@ def _continued(math: str, before: str, exprs: list) -> str:
     return f"{last} = {math[m.end():]}" if last else math
 
 
+# Steps labelled with capital letters (「A：…」「C：…」 at the start of lines): a formula that adds up the labels
+# (「A + C = min(p, q) + max(0, p − q)」) is about the steps, not about the symbols the front end gives those letters
+# (A is its accept event): it is not reported false.
+_STEP_LABEL = re.compile(r"^\s*(?:\*\*)?\(?([A-Z])\)?(?:\*\*)?\s*[:：.、)）]", re.MULTILINE)
+
+
+def _step_labels(sentences: list[Sentence]) -> frozenset[str]:
+    labels = {m[1] for s in sentences for m in _STEP_LABEL.finditer(s.text)}
+    return frozenset(labels) if len(labels) >= 2 else frozenset()
+
+
 def analyse(sentences: list[Sentence], scope: Scope) -> Analysed:
     fs, es, asserting = [], [], []
+    labels = _step_labels(sentences)
     bindings: dict = {}                    # the answer's definitions (`β = Σ min(p, q)`), sentence to sentence
     for s in sentences:
         math = s.math
@@ -439,6 +451,9 @@ def analyse(sentences: list[Sentence], scope: Scope) -> Analysed:
             f, e = fm.extract(math, bindings)
         except Exception:        # unparseable math falls back to the sentence rules, never to a crash
             f, e = [], []
+        if labels:
+            f = [replace(x, holds=None) if x.holds is False and set(re.findall(r"(?<![A-Za-z_])[A-Z](?![A-Za-z_(])", x.text)) & labels
+                 else x for x in f]
         fs.append(f)
         es.append(e)
         asserting.append(bool(asserting_clauses(s, scope)) or any(x.holds is not None for x in f))

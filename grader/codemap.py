@@ -6,13 +6,16 @@ clause, its sentence) has several, the order of a 「分别」 list, else readin
 with a cue puts each object under the cue before it ("line 1 … maps to A and line 2 … to B"), one that
 opens with an object gives each object the cue after it (「A（第一行）和 B（第二行）」); else a topic
 cue (what the line does: 接受, residual …) in the clause, then in the sentence; else the last
-explicit cue of an earlier sentence (a paragraph that started with 「第一行：」). Cue text that is part
+explicit cue of an earlier sentence (a paragraph that started with 「第一行：」). An object in a clause
+without a cue of its own but with 前者 / 后者 (the former, the latter) goes to the first / last of the
+lines named, in order, before it (「第一行是…，第二行是…。前者由 A 实现，后者由 B 实现」). Cue text that is part
 of an object's own name (`resample` in `_resample_kernel`) is not a cue. A line is *attached* when
 one of its objects is attached to it; the answer is *swapped* when a line is not attached but one of
 its objects is attached to another line.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .sentences import Sentence
@@ -32,9 +35,19 @@ def _spans(pattern, text: str, blocked: list[tuple[int, int]]):
             yield m.start(), m.end()
 
 
+_FORMER_LATTER = re.compile(r"(前者|the former)|(后者|the latter)")
+
+
+def _named_before(explicit, pos: int, earlier: list) -> list:
+    """The lines named by the cues before `pos` in this sentence (several, in order), else those of `earlier`."""
+    named = list(dict.fromkeys(line_id for at, line_id in explicit if at < pos))
+    return named if len(named) > 1 else earlier
+
+
 def attach(sentences: list[Sentence], lines) -> list[Attachment]:
     found = []
     last_explicit = None
+    last_named: list = []                 # the lines an earlier sentence named, in order (several of them)
     for s in sentences:
         objects = [(a, b, line) for line in lines for a, b in _spans(line.objects, s.low, [])]
         blocked = [(a, b) for a, b, _ in objects]
@@ -51,10 +64,17 @@ def attach(sentences: list[Sentence], lines) -> list[Attachment]:
                 target = order.get(a) or _reading_order(span, opens_with_cue, a)
             else:
                 target = span[0][1] if span else order.get(a)
+            if not in_clause:
+                pronoun = _FORMER_LATTER.search(s.low, clause[0], clause[1])
+                named = _named_before(explicit, clause[0], last_named) if pronoun else []
+                if named:
+                    target = named[0] if pronoun[1] else named[-1]
             target = target or _nearest(topical, a, clause) or _nearest(topical, a, None) or last_explicit
             found.append(Attachment(line.id, target, s.low[a:b], s.index))
         if explicit:
             last_explicit = explicit[-1][1]
+            named = list(dict.fromkeys(line_id for _, line_id in explicit))
+            last_named = named if len(named) > 1 else last_named
     return found
 
 

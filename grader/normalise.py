@@ -67,7 +67,7 @@ def clean(text: str | None) -> str:
 # --- LaTeX -> plain math -----------------------------------------------------------------------------
 _LATEX_SYMBOLS = {
     "cdot": "·", "times": "·", "ast": "*", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠",
-    "sum": "Σ", "prod": "∏", "mid": "|", "vert": "|", "in": "∈", "equiv": "≡", "to": "→", "rightarrow": "→",
+    "sum": "Σ", "prod": "∏", "mid": "|", "vert": "|", "lvert": "|", "rvert": "|", "in": "∈", "equiv": "≡", "to": "→", "rightarrow": "→",
     "Rightarrow": "⇒", "implies": "⇒", "infty": "∞", "alpha": "α", "gamma": "γ", "beta": "β", "approx": "≈",
     "dots": "...", "ldots": "...", "cdots": "...", "quad": " ", "qquad": " ", "lt": "<", "gt": ">", "sim": "~",
     "propto": "∝", "forall": "∀", "neg": "¬", "lbrace": "(", "rbrace": ")", "langle": "(", "rangle": ")",
@@ -233,10 +233,14 @@ except ImportError:                      # pragma: no cover - the fallback table
 # target」, 「唔使 rollback」 = 「不使 rollback」, 「冇偏」 = 「没有偏」). 係 is 是 except in 關係 / 聯係 / 係數 (relation,
 # coefficient), and it is rewritten before the script conversion, which spells it 系.
 _CANTONESE_IS = re.compile(r"(?<![關关聯联干體体])係(?![數数統统咪])")
+# Written Cantonese typed in Simplified script spells 係 as 系 (「概率系 min(p,q)」, 「唔系」): in a text with Cantonese
+# particles, 系 outside its Mandarin words (关系, 系统, 系数, 体系, 系列 …) is 是 as well.
+_CANTONESE_PARTICLE = re.compile(r"[嘅唔咗冇喺佢啲嗰噉嚟哋啱咁]")
+_CANTONESE_IS_SIMPLIFIED = re.compile(r"(?<![关联干体派院维直母语星谱])系(?![数统列于咪])")
 _REGIONAL = [(re.compile(a), b) for a, b in (
-    ("係咪|系咪", "是不是"), ("有冇", "有没有"), ("加埋", "加起来"), ("[淨净]返", "只剩"), ("佢哋", "它们"),
+    ("係咪|系咪", "是不是"), ("有冇", "有没有"), ("加埋", "加起来"), ("跟住", "跟着"), ("[淨净]返", "只剩"), ("佢哋", "它们"),
     ("啱啱", "刚好"), ("乜嘢", "什么"), ("嘅", "的"), ("唔", "不"), ("冇", "没有"), ("咗", "了"), ("喺", "在"),
-    ("嚟", "来"), ("啲", "些"), ("嗰", "那"), ("佢", "它"), ("哋", "们"), ("咩", "什么"), ("嘢", "东西"),
+    ("嚟", "来"), ("呢(?=个|啲|些|度|次|种|样|条|行|位|句|步)", "这"), ("啲", "些"), ("嗰", "那"), ("佢", "它"), ("哋", "们"), ("咩", "什么"), ("嘢", "东西"),
     ("晒", "完"), ("啱", "对"), ("睇", "看"), ("[諗谂]", "想"), ("[畀俾]", "给"), ("[拎攞]", "拿"), ("[揾搵]", "找"),
     ("噉", "这样"), ("咁", "这么"), ("啥子|啥", "什么"), ("咋个|咋", "怎么"),
     # Taiwanese terms: 機率 (概率), 取樣 (采样), 演算法 (算法)
@@ -260,6 +264,8 @@ def simplified(text: str, use_library: bool = True) -> str:
     if not text or not _CJK.search(text):
         return text
     text = _CANTONESE_IS.sub("是", text)
+    if "系" in text and _CANTONESE_PARTICLE.search(text):
+        text = _CANTONESE_IS_SIMPLIFIED.sub("是", text)
     if use_library and _zhconv is not None:
         # only text with a Traditional character: zhconv's phrase table also rewrites Simplified text
         # (「凭什么正好」 -> 「凭什幺正好」, after 幺正, "unitary")
@@ -454,3 +460,89 @@ def repair_names(text: str | None, names: dict[str, str]) -> str | None:
             return token
         return names.get(_folded(token), token)
     return _NAME.sub(fix, text)
+
+
+# Terms typed with a pinyin input method that picked a homophone: 惨差 for 残差, 巨绝 for 拒绝, 概律 for 概率, 草搞
+# for 草稿. A Chinese character that the lesson never uses and that is part of no word of the dictionary where it
+# stands, but that reads (toneless pinyin) like the one character that would make the run of two or three
+# characters around it one of the lesson's terms (a word of the dictionary the lesson uses twice or more), is read
+# as that character. pypinyin gives the readings, jieba's dictionary the words; without them nothing is repaired.
+_HANZI = re.compile(r"[\u4e00-\u9fff]")
+
+
+@functools.lru_cache(maxsize=1)
+def _dictionary() -> frozenset[str]:
+    """The words of 2 to 4 characters of jieba's dictionary (empty without jieba)."""
+    try:
+        from importlib.resources import files
+        text = (files("jieba") / "dict.txt").read_text(encoding="utf-8")
+    except (ImportError, OSError):                   # pragma: no cover - jieba is in requirements.txt
+        return frozenset()
+    return frozenset(w for w in (ln.split(" ", 1)[0] for ln in text.splitlines()) if 2 <= len(w) <= 4)
+
+
+def _reading(ch: str) -> str | None:
+    """The usual toneless pinyin of one character (None without pypinyin)."""
+    try:
+        from pypinyin import Style, pinyin
+    except ImportError:                              # pragma: no cover - pypinyin is in requirements.txt
+        return None
+    return pinyin(ch, style=Style.NORMAL, errors="ignore")[0][0] if _HANZI.match(ch) else None
+
+
+def _one_char(text: str) -> str:
+    """`text` as Simplified Chinese character by character (the same length)."""
+    return "".join(s if len(s := simplified(ch)) == 1 else ch for ch in text)
+
+
+@functools.lru_cache(maxsize=16)
+def known_terms(*texts: str | None) -> tuple[frozenset[str], frozenset[str], dict]:
+    """(characters, runs of 2–3 characters, index) of the given texts (the lesson, a reference answer): the index maps
+    a term with one character blanked and that character's reading (`残?` + `cha`) to the characters that fill it."""
+    text = _one_char("\n".join(t for t in texts if t))
+    chars = frozenset(_HANZI.findall(text))
+    counts: dict[str, int] = {}
+    for n in (2, 3):
+        for i in range(len(text) - n + 1):
+            run = text[i:i + n]
+            if all(_HANZI.match(ch) for ch in run):
+                counts[run] = counts.get(run, 0) + 1
+    index: dict[tuple[str, str], set[str]] = {}
+    try:
+        from pypinyin import Style, lazy_pinyin
+    except ImportError:                              # pragma: no cover
+        return chars, frozenset(counts), {}
+    words = _dictionary()
+    for run, n in counts.items():
+        if n < 2 or run not in words:
+            continue
+        for j, sound in enumerate(lazy_pinyin(run, style=Style.NORMAL)):   # read in context: 差 of 残差 is cha
+            index.setdefault((run[:j] + "?" + run[j + 1:], sound), set()).add(run[j])
+    return chars, frozenset(counts), {k: frozenset(v) for k, v in index.items()}
+
+
+def repair_terms(text: str | None, terms: tuple) -> str | None:
+    """`text` with each homophone typo of one of the lesson's terms (see `known_terms`) written as the term."""
+    if not text or not terms or not terms[2] or not _HANZI.search(text):
+        return text
+    chars, runs, index = terms
+    s = _one_char(text)
+    out = list(text)
+    for i, ch in enumerate(s):
+        if not _HANZI.match(ch) or ch in chars:
+            continue
+        sound = _reading(ch)
+        found: set[str] = set()
+        for n in (2, 3):
+            for a in range(max(0, i - n + 1), min(i, len(s) - n) + 1):
+                run = s[a:a + n]
+                if run not in runs and all(_HANZI.match(c) for c in run):
+                    found |= index.get((run[:i - a] + "?" + run[i - a + 1:], sound), frozenset())
+        found.discard(ch)
+        if len(found) != 1:
+            continue
+        words = _dictionary()
+        if any(s[a:a + n] in words for n in (2, 3, 4) for a in range(max(0, i - n + 1), min(i, len(s) - n) + 1)):
+            continue                                 # part of a real word where it stands (巨大, 惨重): not a typo
+        out[i] = next(iter(found))
+    return "".join(out)

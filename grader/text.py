@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 from . import codemap
 from .claims import TextCriterion, analyse, formula_sentence, rule_sentence, unquoted_mentions
-from .normalise import clean, compact, known_names, plain, prose_tokens, repair_names, swap_letters
+from .normalise import (clean, compact, known_names, known_terms, plain, prose_tokens, repair_names, repair_terms,
+                        swap_letters)
 from .sentences import negated, split_sentences, substance
 
 
@@ -166,6 +167,8 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
     scope = settings.scope
     # Names the lesson uses, misread by OCR or mistyped by a confusable character (_rejection_kerneI), read as those names.
     answer = repair_names(answer, known_names(lesson_text, reference))
+    # Terms typed as a pinyin homophone (惨差, 巨绝, 概律), read as the lesson's terms.
+    answer = repair_terms(answer, known_terms(lesson_text, reference))
     # An answer that declares the letters exchanged (q the target, p the draft, as Chen et al. write them) is read
     # with them swapped back; a person checks that reading.
     swapped_letters = False
@@ -322,6 +325,7 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         reasons.append("像关键词罗列：论断没有写成句子")
     if "swapped" in flags and any(ln.id in found for ln in criterion.lines):
         reasons.append("两行与对象的对应可能颠倒")     # one line right, one crossed: a clean swap (both crossed) is certain
+        reasons.append("两行与对象的对应可能颠倒")
     if not reasons and not flags and criterion.prose and 0 < points < criterion.points and n_true >= settings.verified_review:
         # a derivation in formulas: the identities hold, but the steps were not matched to the claims
         reasons.append(f"有 {n_true} 个数值上成立的等式却没拿满分：可能是用公式写出、没有被识别的步骤")
