@@ -46,7 +46,7 @@ def grade_corpus(entries: list[dict], overrides: dict | None = None) -> list[dic
 
     from grader.grade import context
     from grader.text import score_answer
-    from grader.vetoes import find_vetoes, from_misconceptions, merge_linked, veto_doubts
+    from grader.vetoes import argued_beside_names, find_vetoes, from_misconceptions, merge_linked, veto_doubts
 
     ctx = context("lesson07")
     criteria = {c.answer: c.text for c in ctx.rubric.text_criteria}
@@ -63,6 +63,9 @@ def grade_corpus(entries: list[dict], overrides: dict | None = None) -> list[dic
                                      {c.id: result for c in ctx.rubric.text_criteria if c.answer == e["question"]},
                                      ctx.rubric.vetoes)
         hits, doubted = merge_linked(hits, doubted, linked)
+        doubted = argued_beside_names(doubted, [c for c in ctx.rubric.text_criteria if c.answer == e["question"]],
+                                      {c.id: result for c in ctx.rubric.text_criteria if c.answer == e["question"]},
+                                      ctx.rubric.vetoes)
         vetoes = sorted({h.id for h in hits})
         doubts = sorted({h.id for h in doubted} - set(vetoes))
         rows.append({"id": e["id"], "question": e["question"], "style": e.get("style", ""), "want": e["points"],

@@ -32,7 +32,7 @@ from .rubric import Exercise, Rubric, RubricError, load_rubric
 from .score import Report, ReportError, failed_report, score
 from .submission import SubmissionError, find_answers, find_exercise, read_notebook
 from .text import collusion, score_answer
-from .vetoes import find_vetoes, from_misconceptions, merge_linked, veto_doubts
+from .vetoes import argued_beside_names, find_vetoes, from_misconceptions, merge_linked, veto_doubts
 
 
 @dataclass(frozen=True)
@@ -212,6 +212,8 @@ def _grade(name: str, options: Options) -> Report:
     doubts = veto_doubts(answered, rubric.vetoes, rubric.feedback)
     # A stated misconception that is also a veto (rubric `veto:`) raises it, unless the veto's own rules did.
     hits, doubts = merge_linked(hits, doubts, from_misconceptions(rubric.text_criteria, texts, rubric.vetoes))
+    # Names beside an argument that earned full marks are not names in place of one: no doubt for a person.
+    doubts = argued_beside_names(doubts, rubric.text_criteria, texts, rubric.vetoes)
     for doubt in doubts:
         for criterion in rubric.text_criteria:
             if criterion.answer == doubt.answer:

@@ -360,7 +360,28 @@ def readable(text: str | None) -> str:
     text = _SPACED_ARGS.sub(r"\1(\2, \3)", _TIMES_WORD.sub("·", text))
     text = _PLAIN_PLUS_PART.sub(r"\1_+", _CJK_LATIN.sub(" ", text))
     text = _CARET_PLUS.sub(r"\1_+", text)              # (p − q)^+ and [z]^+: the positive part, one spelling
-    return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
+    return _unwrapped([" ".join(line.split()) for line in text.splitlines() if line.strip()])
+
+
+# Prose hard-wrapped at a fixed width: a long line that ends a sentence inside it (。；！？ before its end) but not at
+# its end, followed by a line that goes on in Chinese, in lower case or with a `name`, is one text wrapped mid-sentence
+# (「…后调 `rejection_sample(...)`」 / 「启动它们；…」): the line break is a space. A line per statement (no mark inside
+# it, or one at its end) keeps its line breaks.
+_MARK_INSIDE = re.compile(r"[。；;！？](?=.*\S)")
+_GOES_ON_LINE = re.compile(r"^[\u3400-\u9fffa-z`_]")
+_WRAP_MIN = 30
+
+
+def _unwrapped(lines: list[str]) -> str:
+    out: list[str] = []
+    for line in lines:
+        before = out[-1] if out else ""
+        if (len(before) >= _WRAP_MIN and _MARK_INSIDE.search(before) and not re.search(r"[。；;！？!?，,、：:]$", before)
+                and _GOES_ON_LINE.match(line)):
+            out[-1] = before + " " + line
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 # Chat jargon of the field, spelled out: 「drf 越贴近 tgt」 = 「draft 越贴近 target」.

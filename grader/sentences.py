@@ -204,13 +204,17 @@ def negated(sentence: Sentence, start: int, end: int, scope: Scope, own: re.Patt
     return False
 
 
+_WORDY = re.compile(r"[\u3400-\u9fff]|[a-z]{2,}")
+
+
 def substance(sentences: list[Sentence], scope: Scope) -> tuple[int, int, int]:
-    """(asserting clauses, characters in them without whitespace, all clauses) over sentences that are not questions."""
+    """(asserting clauses, characters in them without whitespace, all clauses) over sentences that are not questions.
+    A clause of numbers and symbols only (a cell of a table of values, 「0.6」, 「p − q」) is neither: it names nothing."""
     count = chars = total = 0
     for s in sentences:
         if s.question:
             continue
-        total += len(s.clauses)
+        total += sum(1 for a, b in s.clauses if _WORDY.search(s.low[a:b]))
         for clause in asserting_clauses(s, scope):
             count += 1
             chars += len(re.sub(r"\s", "", clause))

@@ -283,6 +283,19 @@ def merge_linked(hits: list[VetoHit], doubts: list[VetoHit], linked: list[VetoHi
     return hits, doubts
 
 
+def argued_beside_names(doubts: list[VetoHit], criteria, results: dict, vetoes) -> list[VetoHit]:
+    """`doubts` without the names-only doubts (`scope: identifiers`) of an answer whose argument earned full marks with
+    high confidence on every criterion that reads it: the names stand beside that argument, not in place of it, which
+    is all the veto is about. `criteria`: the rubric's text criteria; `results`: criterion id -> TextResult."""
+    by_scope = {v.id: v.scope for v in vetoes}
+    argued = set()
+    for answer in {getattr(c, "answer", None) for c in criteria}:
+        mine = [results.get(c.id) for c in criteria if c.answer == answer]
+        if mine and all(r is not None and r.points == r.max_points and r.confidence == "high" for r in mine):
+            argued.add(answer)
+    return [d for d in doubts if not (by_scope.get(d.id) == "identifiers" and d.answer in argued)]
+
+
 def find_vetoes(answers: dict, vetoes, feedback: dict | None = None) -> list[VetoHit]:
     """Every veto that fires on clear evidence, at most one hit per (veto, answer), in rubric order."""
     return [h for h in _scan(answers, vetoes, feedback) if h.certain]
