@@ -355,32 +355,42 @@ def _table_row(m: re.Match) -> str:
 
 def readable(text: str | None) -> str:
     """clean, markdown and LaTeX markup removed (LaTeX as plain math), case kept: what evidence quotes."""
-    text = _code_lines_end(latex_to_plain(_TABLE_ROW.sub(_table_row, clean(text))))
+    text = _code_lines_end(latex_to_plain(_TABLE_ROW.sub(_table_row, _unwrapped(clean(text)))))
     text = _MARKDOWN.sub("", _NUMBERED.sub(r"(\1) ", _LINE_MARK.sub("", text)))
     text = _SPACED_ARGS.sub(r"\1(\2, \3)", _TIMES_WORD.sub("·", text))
     text = _PLAIN_PLUS_PART.sub(r"\1_+", _CJK_LATIN.sub(" ", text))
     text = _CARET_PLUS.sub(r"\1_+", text)              # (p − q)^+ and [z]^+: the positive part, one spelling
-    return _unwrapped([" ".join(line.split()) for line in text.splitlines() if line.strip()])
+    return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 
 
 # Prose hard-wrapped at a fixed width: a long line that ends a sentence inside it (。；！？ before its end) but not at
 # its end, followed by a line that goes on in Chinese, in lower case or with a `name`, is one text wrapped mid-sentence
 # (「…后调 `rejection_sample(...)`」 / 「启动它们；…」): the line break is a space. A line per statement (no mark inside
-# it, or one at its end) keeps its line breaks.
+# it, or one at its end), a table row, a line of code, an indented line and the lines of a code fence keep their line
+# breaks.
 _MARK_INSIDE = re.compile(r"[。；;！？](?=.*\S)")
 _GOES_ON_LINE = re.compile(r"^[\u3400-\u9fffa-z`_]")
 _WRAP_MIN = 30
 
 
-def _unwrapped(lines: list[str]) -> str:
+def _unwrapped(text: str) -> str:
     out: list[str] = []
-    for line in lines:
-        before = out[-1] if out else ""
-        if (len(before) >= _WRAP_MIN and _MARK_INSIDE.search(before) and not re.search(r"[。；;！？!?，,、：:]$", before)
-                and _GOES_ON_LINE.match(line)):
-            out[-1] = before + " " + line
+    joinable, fenced = False, False          # may the line before take the next one; inside ``` … ```
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            out.append(line)
+            joinable = False
+            continue
+        plain_line = (not fenced and not line.startswith((" ", "\t", "|")) and not line.lstrip().startswith("|")
+                      and not _CODE_LINE.match(line))
+        if joinable and plain_line and _GOES_ON_LINE.match(line):
+            out[-1] = out[-1].rstrip() + " " + line
         else:
             out.append(line)
+        last = out[-1].rstrip()
+        joinable = (plain_line and len(last) >= _WRAP_MIN and bool(_MARK_INSIDE.search(last))
+                    and not re.search(r"[。；;！？!?，,、：:]$", last))
     return "\n".join(out)
 
 

@@ -325,7 +325,6 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         reasons.append("像关键词罗列：论断没有写成句子")
     if "swapped" in flags and any(ln.id in found for ln in criterion.lines):
         reasons.append("两行与对象的对应可能颠倒")     # one line right, one crossed: a clean swap (both crossed) is certain
-        reasons.append("两行与对象的对应可能颠倒")
     if not reasons and not flags and criterion.prose and 0 < points < criterion.points and n_true >= settings.verified_review:
         # a derivation in formulas: the identities hold, but the steps were not matched to the claims
         reasons.append(f"有 {n_true} 个数值上成立的等式却没拿满分：可能是用公式写出、没有被识别的步骤")
