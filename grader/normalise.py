@@ -390,7 +390,7 @@ def _unwrapped(text: str) -> str:
             out.append(line)
         last = out[-1].rstrip()
         joinable = (plain_line and len(last) >= _WRAP_MIN and bool(_MARK_INSIDE.search(last))
-                    and not re.search(r"[。；;！？!?，,、：:]$", last))
+                    and not re.search(r"[。；;！？!?，,、：:][)）\]」』\"'”’]*$", last))
     return "\n".join(out)
 
 
