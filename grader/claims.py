@@ -128,6 +128,10 @@ class TextSettings:
     # an answer that reports on an answer (a marker's comment under 【批注】, a self-check run with [PASS] lines, a
     # grade 「评级：A」): pasted back, not an argument (0 points, and a person looks when it would have scored)
     report: re.Pattern | None = None
+    # share of the reference's own runs of marks (formulas, names, numbers: grader/text.marks_share) from which an
+    # answer that scores is maybe a translated or reworded copy (low confidence); 0 turns the check off
+    marks_review: float = 0.0
+    marks_ngram: int = 6
 
 
 @dataclass(frozen=True)
@@ -314,7 +318,8 @@ def parse_settings(data: dict, where: str = "text") -> TextSettings:
                         tuple(_regex(x, f"{where}.notation_swap") for x in _strings(data, "notation_swap", where))
                         if data.get("notation_swap") else (),
                         float(data.get("aligned_review", 0.8)), float(data.get("aligned_alone_review", 0.83)),
-                        _alternatives(data["report"], f"{where}.report") if data.get("report") else None)
+                        _alternatives(data["report"], f"{where}.report") if data.get("report") else None,
+                        float(data.get("marks_review", 0.0)), int(data.get("marks_ngram", 6)))
 
 
 def parse_criterion(data: dict, settings: TextSettings, where: str) -> TextCriterion:

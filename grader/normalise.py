@@ -353,9 +353,31 @@ def _table_row(m: re.Match) -> str:
     return "，".join(c.strip() for c in cells if c.strip())
 
 
+# A statement the student took back: struck out (~~…~~), or the line just before a line that opens with a correction
+# (「订正：第 2 行应该是 …」, 「更正：…」, 「上面写错了，…」). What is taken back is not part of the answer; the
+# correction is, right or wrong.
+_STRUCK = re.compile(r"~~(?!\s)[^~]*?~~", re.DOTALL)
+_CORRECTION_LINE = re.compile(r"^\s*(?:[-*+]\s+|\(?\d{1,2}[.)、]\s*)?(?:(?:订正|更正|改正|纠正)\s*[:：]|(?:上面|上一行|前面|刚才|上一句)\S{0,8}写错了)")
+
+
+def _retracted(text: str) -> str:
+    out: list[str] = []
+    for line in _STRUCK.sub("\x00", text).split("\n"):
+        struck = "\x00" in line                 # a correction of what it struck out on its own line
+        line = line.replace("\x00", "")
+        if _CORRECTION_LINE.match(line) and not struck:
+            for k in range(len(out) - 1, -1, -1):
+                if out[k].strip():
+                    if not _CORRECTION_LINE.match(out[k]):
+                        out[k] = ""
+                    break
+        out.append(line)
+    return "\n".join(out)
+
+
 def readable(text: str | None) -> str:
     """clean, markdown and LaTeX markup removed (LaTeX as plain math), case kept: what evidence quotes."""
-    text = _code_lines_end(latex_to_plain(_TABLE_ROW.sub(_table_row, _unwrapped(clean(text)))))
+    text = _code_lines_end(latex_to_plain(_TABLE_ROW.sub(_table_row, _unwrapped(_retracted(clean(text))))))
     text = _MARKDOWN.sub("", _NUMBERED.sub(r"(\1) ", _LINE_MARK.sub("", text)))
     text = _SPACED_ARGS.sub(r"\1(\2, \3)", _TIMES_WORD.sub("·", text))
     text = _PLAIN_PLUS_PART.sub(r"\1_+", _CJK_LATIN.sub(" ", text))
@@ -363,12 +385,13 @@ def readable(text: str | None) -> str:
     return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 
 
-# Prose hard-wrapped at a fixed width: a long line that ends a sentence inside it (。；！？ before its end) but not at
+# Prose hard-wrapped at a fixed width: a long line that ends a sentence inside it (。；！？ before its end, or in English
+# a full stop or comma between two words: 「…computed for them, are all conditioned on a」) but not at
 # its end, followed by a line that goes on in Chinese, in lower case or with a `name`, is one text wrapped mid-sentence
 # (「…后调 `rejection_sample(...)`」 / 「启动它们；…」): the line break is a space. A line per statement (no mark inside
 # it, or one at its end), a table row, a line of code, an indented line and the lines of a code fence keep their line
 # breaks.
-_MARK_INSIDE = re.compile(r"[。；;！？](?=.*\S)")
+_MARK_INSIDE = re.compile(r"[。；;！？](?=.*\S)|(?<=[a-z]{2})[.,!?](?=\s+[A-Za-z]{2,})")
 _GOES_ON_LINE = re.compile(r"^[\u3400-\u9fffa-z`_]")
 _WRAP_MIN = 30
 

@@ -42,6 +42,13 @@ _CJK_SPACE = re.compile(r"(?<=[\u3400-\u9fff]) +(?=[\u3400-\u9fff])")
 # Math punctuation is no prose punctuation: a comma or full stop with no space after it (min(p(y),q(y), 0.5).
 _MATH_PUNCT = re.compile(r"[,.:](?!\s|$)")
 _UNPUNCTUATED_CHARS = 40
+# A space-separated run this short (「accept 那条」, 「拒绝的话」: Chinese characters and words counted) is the topic of
+# the next one, not a sentence of its own.
+_TOPIC_UNITS = 5
+_TOPIC_UNIT = re.compile(r"[\u3400-\u9fff]|[A-Za-z0-9_]+")
+# …unless it says something itself (a negation: 「一点不差」) or the next run opens a sentence of its own (「所以 …」).
+_NOT_A_TOPIC = re.compile(r"[不没无非别未]|\bnot?\b")
+_NEW_SENTENCE = re.compile(r"\s*(所以|因此|因而|于是|但是?|不过|然而|然后|而且|并且|另外|其实|可是|如果|要是|只要|因为|由于|总之|也就是)")
 # 并不是, 也不是, 根本不: the cue negates the statement, even where the term lists the word as its own.
 _EMPHATIC = re.compile(r"(并|根本|绝|从来|\bdoes|\bis|\bdo|\bare)\s*$")
 # A bare verb negator with its verb and 的 before the match (没截断的那个分布, 未处理的分布) modifies the noun;
@@ -145,7 +152,14 @@ def unpunctuated(piece: str) -> list[str]:
         bare = _PARENTHESISED.sub("", bare)
     if len(piece.strip()) < _UNPUNCTUATED_CHARS or _ANY_PUNCT.search(_MATH_PUNCT.sub("", bare)):
         return [piece]
-    return _CJK_SPACE.split(piece)
+    out: list[str] = []
+    for part in _CJK_SPACE.split(piece):
+        if (out and len(_TOPIC_UNIT.findall(out[-1])) <= _TOPIC_UNITS and not _NOT_A_TOPIC.search(out[-1])
+                and not _NEW_SENTENCE.match(part)):
+            out[-1] = out[-1] + " " + part          # 「accept 那条 每个 y 拿到 min(p, q)」: a topic, then what is said of it
+        else:
+            out.append(part)
+    return out
 
 
 def _clauses(low: str):

@@ -117,6 +117,26 @@ def prose_aligned_share(answer: str, reference: str, block: int = 3) -> float:
     return _aligned_fraction(prose_tokens(answer), prose_tokens(reference), block)
 
 
+# The reference's marks: what survives a translation or a reworded copy, its formulas, names, numbers and symbols
+# (single letters and the function names of the maths kept, words of any language dropped). Runs of them that the
+# lesson's own prose does not have are the reference's own; an answer that has most of them took them from it.
+_MARK = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?|[^\sA-Za-z0-9_\u3400-\u9fff\u3000-\u303f\uff00-\uffef，。；：、！？（）「」“”\"'`*#|>-]")
+_MATH_WORD = re.compile(r"(min|max|log|log1p|exp|softmax|argmax|sum|[A-Za-z])")
+
+
+def _marks(text: str) -> list[str]:
+    return [t for t in _MARK.findall(plain(text)) if not t.isalpha() or "_" in t or _MATH_WORD.fullmatch(t)]
+
+
+def marks_share(answer: str, reference: str, lesson_text: str | None, n: int) -> float:
+    """Share of the reference's own runs of n marks (not in the lesson's prose) that the answer has."""
+    def runs(text):
+        m = _marks(text)
+        return {tuple(m[i:i + n]) for i in range(len(m) - n + 1)}
+    own = runs(reference) - (runs(lesson_text) if lesson_text else set())
+    return len(runs(answer) & own) / len(own) if own else 0.0
+
+
 def _feedback_markers(feedback: dict) -> list[str]:
     """The literal openings of the feedback templates (「缺少：」 of 「缺少：{labels}。」): self-check output pasted back."""
     out = []
@@ -312,6 +332,8 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         reasons.append("两个对象都点名了、也写了其他部分，却得 0 分：可能是没有识别出的行对应或部分")
     if "pasted" in flags and raw > 0:
         reasons.append(f"与评分标准、反馈文字或课程正文重合 {pasted:.0%}")
+    marks = (marks_share(answer, reference, lesson_text, settings.marks_ngram)
+             if check_copy and reference and settings.marks_review and not {"copy", "pasted"} & set(flags) else 0.0)
     if "copy" not in flags and share >= settings.copy_review:
         reasons.append(f"与参考答案部分重合（{share:.0%}）")
     elif "copy" not in flags and (
@@ -321,6 +343,9 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         # steps in its own words shares almost none), or in step so closely, its prose too, that synonyms for every
         # phrase cannot hide it: maybe reworded sentence by sentence
         reasons.append(f"与参考答案按顺序对齐的字符占 {aligned:.0%}：可能是逐句改写的参考答案")
+    elif "copy" not in flags and marks >= settings.marks_review and raw > 0:
+        # most of the reference's own formulas, names and numbers, in its order: translated or reworded from it?
+        reasons.append(f"参考答案独有的公式、名字与数字片段出现了 {marks:.0%}：可能是翻译或改写的参考答案")
     if "keyword_list" in flags and raw > points:
         reasons.append("像关键词罗列：论断没有写成句子")
     if "swapped" in flags and any(ln.id in found for ln in criterion.lines):
@@ -371,6 +396,7 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
                      for fs in a.formulas for f in fs][:20],
         "flags": list(flags),
         "copy_share": round(share, 3),
+        "reference_marks": round(marks, 3),
     }
     return TextResult(points=points, matched=tuple(i for i in all_ids if i in found), missing=missing,
                       flags=tuple(flags), needs_review=confidence == "low", feedback=message or feedback.get("full", ""),
