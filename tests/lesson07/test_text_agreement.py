@@ -6,33 +6,32 @@ a missed veto that was not even left to a person as a doubt: each kind counted s
 salad or pasted feedback at full marks without review, review on at most a third of the answers
 (needs_review, a veto, or a veto doubt).
 
-dev.yml, holdout.yml and augment.yml are the sets the engine was built with. fresh.yml to fresh74.yml
+dev.yml, holdout.yml and augment.yml are the sets the engine was built with. fresh.yml to fresh80.yml
 were each written blind by a different person and measured once before any tuning on them (the
 one-time numbers are in the corpus README: 75.0% to 97.8% exact, 0 to 9 dangerous errors each); all of
 them have since been training data.
 
 A set that does NOT meet every target is held to what the engine measured on it, so that nothing
-gets worse, in RATCHET: fresh14.yml (review 36.7%: 11 of its 90 answers should veto and 15 state a
-misconception, each of which a person must see), fresh27.yml (37.8%: one more answer reviewed since numpy's bare `minimum(...)` is
-read, a code proof with four true identities at 1 point) and fresh28.yml (36.7%), fresh36.yml (review 34.4%: a red-team set, 9 of its 90 answers should veto and 16 state
-a misconception), fresh39.yml (37.8%: proofs with a false step hidden in them, each
-one a person must see) and fresh47.yml (35.6%: a red-team set, 14 of its 90 answers should veto, each with a negated twin), fresh66.yml (34.4%: a red-team
-set of misconceptions hidden in asides, 7 of its answers should veto and 19 state a misconception; one excellent
-answer follows the reference sentence by sentence and is left to a person as a possible rewording), fresh71.yml
-(42.2%: a red-team set of right conclusions reached by wrong routes, each a person must see), fresh73.yml (38.9%: a
-red-team set of 18 vetoes in disguise with 15 negated twins) and fresh74.yml (34.4%: hardware engineers' answers in
-Traditional characters, 18 of them stating a misconception), each at 0
-dangerous errors after tuning, fresh20.yml (one dangerous error left: its copy-reworded answer is the reference
-translated into English, which the copy checks, comparing Chinese and English tokens, cannot see) and fresh49.yml (one
-left: its code-map copy-reworded answer, 85% of its characters aligned with the reference and 15% of its shingles
-shared, just short of both review thresholds, scores 1 of 1), fresh73.yml (one left: a veto put in an analogy, the
-apprentice who follows the master's seasoning the closer the more authentic the dish, 0 points and reviewed for its
-misconception, but the veto not raised), fresh55.yml (one left: a LaTeX proof that states P(rej) = 1 − Σ min and never that it is the
-residual's normaliser, 1 point by its writer's reading of GUIDE.md, 2 by the grader's). fresh20.yml's review limit rose
-from 31.2% to 32.3%: its LaTeX outline with an identity under an underbrace is now read as three true identities short
-of full marks, and sent to a person. fresh38.yml, fresh46.yml, fresh52.yml and fresh60.yml have since met every target
-and joined CORPORA (fresh60.yml once a why left to the reader, 「…為什麼剛好抵消分母，這裡略過」, asserts nothing);
-fresh22.yml joined it after the seventeenth pass (review 33.3%).
+gets worse, in RATCHET: fresh14.yml (review 35.6%: 11 of its 90 answers should veto and 15 state a
+misconception, each of which a person must see), fresh27.yml (36.7%: a code proof with four true identities at 1
+point is reviewed since numpy's bare `minimum(...)` is read) and fresh28.yml (34.4%), fresh39.yml (37.8%: proofs with
+a false step hidden in them, each one a person must see), fresh66.yml (34.4%: a red-team set of misconceptions hidden
+in asides, 7 of its answers should veto and 19 state a misconception; one excellent answer follows the reference
+sentence by sentence and is left to a person as a possible rewording), fresh71.yml (42.2%: a red-team set of right
+conclusions reached by wrong routes, each a person must see), fresh73.yml (37.8%: a red-team set of 18 vetoes in
+disguise with 15 negated twins) and fresh76.yml (35.6%: a red-team set of padded answers, its misconceptions, vetoes and
+copies each for a person), each at 0 dangerous errors after tuning; fresh20.yml (one dangerous error left: its
+copy-reworded answer is the reference translated into English, which the copy checks, comparing Chinese and English
+tokens or runs of formula marks, cannot see) and fresh78.yml (four left of the same kind: the code-map, Q1, Q2 and Q3
+references translated into English), fresh79.yml (one left: a code map whose correction line moves its second line to a
+wrong kernel but still names the right one in its last clause, 1 of 1), fresh55.yml (one left: a LaTeX proof that
+states P(rej) = 1 − Σ min and never that it is the residual's normaliser, 1 point by its writer's reading of GUIDE.md,
+2 by the grader's). fresh20.yml's review limit rose from 31.2% to 32.3%: its LaTeX outline with an identity under an
+underbrace is now read as three true identities short of full marks, and sent to a person. fresh38.yml, fresh46.yml,
+fresh52.yml and fresh60.yml have since met every target and joined CORPORA (fresh60.yml once a why left to the reader,
+「…為什麼剛好抵消分母，這裡略過」, asserts nothing); fresh22.yml joined it after the seventeenth pass (review 33.3%),
+fresh36.yml, fresh47.yml, fresh49.yml and fresh74.yml after the twentieth (fresh49.yml's code-map copy-reworded answer,
+with 55% of the reference's own runs of marks, is now sent to a person).
 """
 import sys
 from pathlib import Path
@@ -54,15 +53,17 @@ CORPORA = (
     "fresh51.yml", "fresh53.yml", "fresh54.yml", "fresh38.yml", "fresh46.yml", "fresh52.yml", "fresh56.yml",
     "fresh57.yml", "fresh58.yml", "fresh59.yml", "fresh60.yml", "fresh61.yml", "fresh62.yml",
     "fresh63.yml", "fresh64.yml", "fresh65.yml", "fresh67.yml", "fresh68.yml", "fresh22.yml", "fresh69.yml",
-    "fresh70.yml", "fresh72.yml",
+    "fresh70.yml", "fresh72.yml", "fresh36.yml", "fresh47.yml", "fresh49.yml", "fresh74.yml", "fresh75.yml",
+    "fresh77.yml", "fresh80.yml",
 )
 # corpus -> (minimum exact agreement, maximum review rate, maximum dangerous errors of all kinds):
 # the measured values, not the issue's targets (see the module docstring).
 RATCHET = {"fresh14.yml": (0.933, 0.367, 0), "fresh20.yml": (0.955, 0.323, 1),
-           "fresh27.yml": (0.922, 0.378, 0), "fresh28.yml": (0.9, 0.367, 0), "fresh36.yml": (0.977, 0.345, 0),
-           "fresh39.yml": (0.888, 0.378, 0), "fresh47.yml": (0.911, 0.356, 0), "fresh49.yml": (0.933, 0.234, 1),
+           "fresh27.yml": (0.922, 0.378, 0), "fresh28.yml": (0.9, 0.367, 0),
+           "fresh39.yml": (0.888, 0.378, 0),
            "fresh55.yml": (0.944, 0.323, 1), "fresh66.yml": (0.966, 0.345, 0), "fresh71.yml": (0.911, 0.423, 0),
-           "fresh73.yml": (0.911, 0.389, 1), "fresh74.yml": (0.933, 0.345, 0)}
+           "fresh73.yml": (0.911, 0.378, 0), "fresh76.yml": (0.988, 0.356, 0), "fresh78.yml": (0.888, 0.289, 4),
+           "fresh79.yml": (0.922, 0.278, 1)}
 
 
 @pytest.fixture(scope="module", params=CORPORA)

@@ -30,7 +30,8 @@ MINIMUM = {"dev.yml": (130, 28), "holdout.yml": (48, 12), "fresh.yml": (80, 20),
            "fresh61.yml": (90, 18), "fresh62.yml": (90, 18), "fresh63.yml": (90, 18), "fresh64.yml": (90, 18),
            "fresh65.yml": (90, 18), "fresh66.yml": (90, 18), "fresh67.yml": (90, 18), "fresh68.yml": (90, 18),
            "fresh69.yml": (90, 18), "fresh70.yml": (90, 18), "fresh71.yml": (90, 18), "fresh72.yml": (90, 18),
-           "fresh73.yml": (90, 18), "fresh74.yml": (90, 18)}
+           "fresh73.yml": (90, 18), "fresh74.yml": (90, 18), "fresh75.yml": (90, 18), "fresh76.yml": (90, 18),
+           "fresh77.yml": (90, 18), "fresh78.yml": (90, 18), "fresh79.yml": (90, 18), "fresh80.yml": (90, 18)}
 BARE_NAMES = re.compile(r"`?[A-Za-z_][\w.]*(\(\))?`?|[→,，、>\-\s]")      # names, arrows and separators only
 INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
 
