@@ -343,7 +343,7 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         # steps in its own words shares almost none), or in step so closely, its prose too, that synonyms for every
         # phrase cannot hide it: maybe reworded sentence by sentence
         reasons.append(f"与参考答案按顺序对齐的字符占 {aligned:.0%}：可能是逐句改写的参考答案")
-    elif "copy" not in flags and marks >= settings.marks_review and raw > 0:
+    elif "copy" not in flags and settings.marks_review and marks >= settings.marks_review and raw > 0:
         # most of the reference's own formulas, names and numbers, in its order: translated or reworded from it?
         reasons.append(f"参考答案独有的公式、名字与数字片段出现了 {marks:.0%}：可能是翻译或改写的参考答案")
     if "keyword_list" in flags and raw > points:
