@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from . import codemap
 from .claims import TextCriterion, analyse, formula_sentence, rule_sentence, unquoted_mentions
@@ -124,17 +125,21 @@ _MARK = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?|[^\sA-Za-z0-9_\u3400-\
 _MATH_WORD = re.compile(r"(min|max|log|log1p|exp|softmax|argmax|sum|[A-Za-z])")
 
 
-def _marks(text: str) -> list[str]:
-    return [t for t in _MARK.findall(plain(text)) if not t.isalpha() or "_" in t or _MATH_WORD.fullmatch(t)]
+def _mark_runs(text: str, n: int) -> frozenset:
+    marks = [t for t in _MARK.findall(plain(text)) if not t.isalpha() or "_" in t or _MATH_WORD.fullmatch(t)]
+    return frozenset(tuple(marks[i:i + n]) for i in range(len(marks) - n + 1))
+
+
+@lru_cache(maxsize=32)
+def _own_runs(reference: str, lesson_text: str | None, n: int) -> frozenset:
+    """The reference's runs of n marks that the lesson's prose does not have: the same for every answer of a batch."""
+    return _mark_runs(reference, n) - (_mark_runs(lesson_text, n) if lesson_text else frozenset())
 
 
 def marks_share(answer: str, reference: str, lesson_text: str | None, n: int) -> float:
     """Share of the reference's own runs of n marks (not in the lesson's prose) that the answer has."""
-    def runs(text):
-        m = _marks(text)
-        return {tuple(m[i:i + n]) for i in range(len(m) - n + 1)}
-    own = runs(reference) - (runs(lesson_text) if lesson_text else set())
-    return len(runs(answer) & own) / len(own) if own else 0.0
+    own = _own_runs(reference, lesson_text, n)
+    return len(_mark_runs(answer, n) & own) / len(own) if own else 0.0
 
 
 def _feedback_markers(feedback: dict) -> list[str]:
@@ -343,7 +348,7 @@ def score_answer(answer: str | None, criterion, reference: str | None, settings=
         # steps in its own words shares almost none), or in step so closely, its prose too, that synonyms for every
         # phrase cannot hide it: maybe reworded sentence by sentence
         reasons.append(f"与参考答案按顺序对齐的字符占 {aligned:.0%}：可能是逐句改写的参考答案")
-    elif "copy" not in flags and settings.marks_review and marks >= settings.marks_review and raw > 0:
+    elif "copy" not in flags and marks >= settings.marks_review > 0 and raw > 0:      # 0: the check is off
         # most of the reference's own formulas, names and numbers, in its order: translated or reworded from it?
         reasons.append(f"参考答案独有的公式、名字与数字片段出现了 {marks:.0%}：可能是翻译或改写的参考答案")
     if "keyword_list" in flags and raw > points:
